@@ -1,0 +1,12 @@
+//! trnbake: bake Star Wars Galaxies procedural terrain (`.trn`) into rasters.
+//!
+//! The flow (see `../shared/design.md`): bytes → [`iff`] tree → [`trn::Terrain`] (typed
+//! model, lossless) → plan → CPU or GPU evaluator → exports.
+
+pub mod bitmap;
+pub mod iff;
+pub mod noise;
+pub mod trn;
+pub mod app;
+pub mod cli;
+pub mod fsutil;

@@ -1,0 +1,173 @@
+//! Validation of a terrain model before it is written (used by `trnbake compile` on
+//! hand-edited JSON). Like gltf-json's validation pass it reports *every* problem with a
+//! JSON path to it, not just the first.
+
+use super::families::{Group, RadialChildren};
+use super::info::referenced_families;
+use super::layer::{Layer, LayerItem};
+use super::rules::RuleKind;
+use super::Terrain;
+use std::collections::HashSet;
+use std::fmt;
+
+/// One problem at a JSON path such as `generator.layers[3].children[1].family_id`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+struct Checker<'a> {
+    terrain: &'a Terrain,
+    problems: Vec<Problem>,
+}
+
+impl Checker<'_> {
+    fn push(&mut self, path: &str, message: impl Into<String>) {
+        self.problems.push(Problem { path: path.to_string(), message: message.into() });
+    }
+
+    /// Strings are written as 8-bit Latin-1 with a NUL terminator (swg-trn §1).
+    fn string(&mut self, path: &str, s: &str) {
+        if let Some(c) = s.chars().find(|&c| u32::from(c) > 255 || c == '\0') {
+            self.push(path, format!("character {c:?} cannot be stored (strings are 8-bit Latin-1 without NUL)"));
+        }
+    }
+
+    fn ids<T>(&mut self, path: &str, group: &Group<T>, id: impl Fn(&T) -> i32, name: impl Fn(&T) -> &str) {
+        let mut seen = HashSet::new();
+        for (i, f) in group.families().iter().enumerate() {
+            if !seen.insert(id(f)) {
+                self.push(&format!("{path}.families[{i}].id"), format!("family id {} is used twice", id(f)));
+            }
+            self.string(&format!("{path}.families[{i}].name"), name(f));
+        }
+    }
+
+    fn layer_items(&mut self, path: &str, items: &[LayerItem]) {
+        for (i, item) in items.iter().enumerate() {
+            let p = format!("{path}[{i}]");
+            match item {
+                LayerItem::Layer(l) => self.layer(&p, l),
+                LayerItem::Rule(r) => {
+                    self.string(&format!("{p}.name"), &r.name);
+                    self.rule(&p, &r.kind);
+                }
+                LayerItem::Raw(_) => {}
+            }
+        }
+    }
+
+    fn layer(&mut self, path: &str, l: &Layer) {
+        self.string(&format!("{path}.name"), &l.name);
+        self.string(&format!("{path}.notes"), &l.notes);
+        self.layer_items(&format!("{path}.children"), &l.children);
+    }
+
+    fn rule(&mut self, path: &str, kind: &RuleKind) {
+        for (fk, id) in referenced_families(kind) {
+            if !self.terrain.has_family(fk, id) {
+                self.push(path, format!("{} family id {id} is referenced but missing", fk.name()));
+            }
+        }
+        match kind {
+            RuleKind::Polyline(p) if !matches!(p.version, 1 | 3) => {
+                self.push(&format!("{path}.version"), format!("polyline version {} is not 1 or 3", p.version))
+            }
+            RuleKind::FilterBitmap(b) => {
+                if !matches!(b.version, 0 | 1) {
+                    self.push(&format!("{path}.version"), format!("bitmap filter version {} is not 0 or 1", b.version));
+                } else if b.version == 1 && b.gain.is_none() {
+                    self.push(&format!("{path}.gain"), "version 1 bitmap filters need a gain");
+                }
+            }
+            RuleKind::Rectangle(r) => {
+                if r.water_type.is_some() && r.water.is_none() {
+                    self.push(&format!("{path}.water_type"), "a water type needs `water` (version 0004 has both)");
+                }
+                if let Some(w) = &r.water {
+                    self.string(&format!("{path}.water.shader"), &w.shader);
+                }
+            }
+            RuleKind::Polygon(p) => self.string(&format!("{path}.water_shader"), &p.water_shader),
+            RuleKind::Road(r) => {
+                if r.heights.is_some() != r.has_fixed_heights.is_some() {
+                    self.push(path, "`heights` and `has_fixed_heights` go together (version 0006) or are both absent (0005)");
+                }
+            }
+            RuleKind::River(r) => self.string(&format!("{path}.water_shader"), &r.water_shader),
+            RuleKind::Ribbon(r) => self.string(&format!("{path}.water_shader"), &r.water_shader),
+            RuleKind::ColorRampHeight(c) => self.string(&format!("{path}.ramp"), &c.ramp),
+            RuleKind::ColorRampFractal(c) => self.string(&format!("{path}.ramp"), &c.ramp),
+            _ => {}
+        }
+    }
+}
+
+impl Terrain {
+    /// Every problem that would make the model unwritable or inconsistent.
+    pub fn validate(&self) -> Vec<Problem> {
+        let mut c = Checker { terrain: self, problems: Vec::new() };
+        if !(13..=15).contains(&self.version) {
+            c.push("version", format!("PTAT version {} is not 13, 14 or 15", self.version));
+        }
+        let h = &self.header;
+        if (self.version == 13) != h.extra_0013.is_some() {
+            c.push("header.extra_0013", "present exactly when the version is 13");
+        }
+        if !(h.map_width.is_finite() && h.map_width > 0.0) {
+            c.push("header.map_width", format!("map width {} must be a positive number", h.map_width));
+        }
+        c.string("header.source_file", &h.source_file);
+        c.string("header.global_water_shader", &h.global_water_shader);
+        let g = &self.generator;
+        c.ids("generator.shader_families", &g.shader_families, |f| f.id, |f| &f.name);
+        c.ids("generator.flora_families", &g.flora_families, |f| f.id, |f| &f.name);
+        c.ids("generator.radial_families", &g.radial_families, |f| f.id, |f| &f.name);
+        c.ids("generator.environment_families", &g.environment_families, |f| f.id, |f| &f.name);
+        c.ids("generator.fractal_families", &g.fractal_families, |f| f.id, |f| &f.name);
+        if let Some(b) = &g.bitmap_families {
+            c.ids("generator.bitmap_families", b, |f| f.id, |f| &f.name);
+            for (i, f) in b.families().iter().enumerate() {
+                c.string(&format!("generator.bitmap_families.families[{i}].path"), &f.path);
+            }
+        }
+        if let Group::Known { version, families } = &g.radial_families {
+            for (i, f) in families.iter().enumerate() {
+                let ok = matches!((version, &f.children), (3, RadialChildren::V3(_)) | (4, RadialChildren::V4(_)));
+                if !ok {
+                    c.push(
+                        &format!("generator.radial_families.families[{i}].children"),
+                        format!("children do not have the layout of radial group version {version}"),
+                    );
+                }
+            }
+        }
+        c.layer_items("generator.layers", &g.layers);
+        if let Some(m) = &self.flora_map {
+            check_packed(&mut c, "flora_map", m);
+        }
+        if let Some(m) = &self.flora_height_map {
+            check_packed(&mut c, "flora_height_map.values", &m.values);
+        }
+        c.problems
+    }
+}
+
+fn check_packed(c: &mut Checker, path: &str, m: &super::header::PackedIntMap) {
+    let ctl = &m.control;
+    let need = if ctl.bits_per_element == 0 {
+        1
+    } else {
+        (u64::from(ctl.width) * u64::from(ctl.height) * u64::from(ctl.bits_per_element)).div_ceil(8)
+    };
+    if m.data.0.len() as u64 != need {
+        c.push(&format!("{path}.data"), format!("{} bytes, but the control block needs {need}", m.data.0.len()));
+    }
+}
