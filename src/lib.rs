@@ -10,3 +10,5 @@ pub mod trn;
 pub mod app;
 pub mod cli;
 pub mod fsutil;
+pub mod eval;
+pub mod plan;

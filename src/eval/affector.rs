@@ -1,0 +1,145 @@
+//! Height affectors (swg-trn §5.7, §5.8, §5.12). Mirrored by `kernels/affector.wgsl`.
+
+use super::feather::feather;
+use crate::plan::{
+    AffectorRecord, BakePlan, RoadRecord, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, AFFECTOR_HEIGHT_TERRACE,
+    AFFECTOR_ROAD,
+};
+
+/// Apply a height operation with value `c` and amount `t` (swg-trn §5.7). Unknown
+/// operations leave the height unchanged.
+#[inline]
+pub fn height_operation(op: i32, h: f32, c: f32, t: f32) -> f32 {
+    match op {
+        0 => h + (c - h) * t,
+        1 => h + t * c,
+        2 => h - t * c,
+        3 => h + (h * c - h) * t,
+        _ => h,
+    }
+}
+
+/// AHTR (swg-trn §5.8) with the floor reading below 0 m.
+#[inline]
+pub fn height_terrace(h: f32, flat_ratio: f32, terrace_height: f32, t: f32) -> f32 {
+    if terrace_height <= 0.0 {
+        return h;
+    }
+    let low = terrace_height * (h / terrace_height).floor();
+    let mid = low + terrace_height * flat_ratio;
+    let high = low + terrace_height;
+    let target = if h <= mid { low } else { low + terrace_height * (h - mid) / (high - mid) };
+    h + (target - h) * t
+}
+
+/// Road/river height (swg-trn §5.12 recommended model, [I]): distance to the control
+/// polyline, the profile height of the nearest segment's HDTA samples (or the fixed heights),
+/// a feathered blend within half the width.
+pub fn height_road(plan: &BakePlan, r: &RoadRecord, h: f32, t: f32, x: f32, z: f32) -> f32 {
+    let pts = &plan.points[r.point_start as usize..(r.point_start + r.point_count) as usize];
+    if pts.len() < 2 {
+        return h;
+    }
+    // 1. Nearest control segment and the projection parameter on it.
+    let mut best_d2 = f32::MAX;
+    let mut best_seg = 0usize;
+    let mut best_t = 0.0f32;
+    for s in 0..pts.len() - 1 {
+        let (a, b) = (pts[s], pts[s + 1]);
+        let ex = b[0] - a[0];
+        let ez = b[1] - a[1];
+        let len2 = ex * ex + ez * ez;
+        let mut u = if len2 > 0.0 { ((x - a[0]) * ex + (z - a[1]) * ez) / len2 } else { 0.0 };
+        u = u.clamp(0.0, 1.0);
+        let px = a[0] + u * ex - x;
+        let pz = a[1] + u * ez - z;
+        let d2 = px * px + pz * pz;
+        if d2 < best_d2 {
+            best_d2 = d2;
+            best_seg = s;
+            best_t = u;
+        }
+    }
+    let d = best_d2.sqrt();
+    let hw = r.half_width;
+    if d >= hw {
+        return h;
+    }
+    // 2. Road height at the projection.
+    let road_h = if r.fixed_heights != 0 {
+        let hs = &plan.road_heights[r.heights_start as usize..];
+        hs[best_seg] + (hs[best_seg + 1] - hs[best_seg]) * best_t
+    } else {
+        let [start, count] = plan.road_segments[r.segment_start as usize + best_seg];
+        let samples = &plan.road_samples[start as usize..(start + count) as usize];
+        match samples.len() {
+            0 => return h,
+            1 => samples[0][1],
+            _ => {
+                let mut best = (f32::MAX, samples[0][1]);
+                for w in samples.windows(2) {
+                    let (a, b) = (w[0], w[1]);
+                    let ex = b[0] - a[0];
+                    let ez = b[2] - a[2];
+                    let len2 = ex * ex + ez * ez;
+                    let mut u = if len2 > 0.0 { ((x - a[0]) * ex + (z - a[2]) * ez) / len2 } else { 0.0 };
+                    u = u.clamp(0.0, 1.0);
+                    let px = a[0] + u * ex - x;
+                    let pz = a[2] + u * ez - z;
+                    let d2 = px * px + pz * pz;
+                    if d2 < best.0 {
+                        best = (d2, a[1] + (b[1] - a[1]) * u);
+                    }
+                }
+                best.1
+            }
+        }
+    } - r.depth;
+    // 3. Feathered weight.
+    let a = r.feather_amount;
+    let u = if d <= (1.0 - a) * hw { 1.0 } else { feather(r.feather_type, ((hw - d) / (a * hw)).clamp(0.0, 1.0)) };
+    // 4. Blend.
+    h + (road_h - h) * u * t
+}
+
+/// Apply one height affector with amount `t` > 0.
+#[inline]
+pub fn apply_height_affector(plan: &BakePlan, a: &AffectorRecord, h: f32, t: f32, x: f32, z: f32) -> f32 {
+    match a.kind {
+        AFFECTOR_HEIGHT_CONSTANT => height_operation(a.operation, h, a.value, t),
+        AFFECTOR_HEIGHT_FRACTAL => match plan.fractals.get(a.index as usize) {
+            Some(f) => height_operation(a.operation, h, f.value(x, z) * a.value, t),
+            None => h,
+        },
+        AFFECTOR_HEIGHT_TERRACE => height_terrace(h, a.value, a.value2, t),
+        AFFECTOR_ROAD => match plan.roads.get(a.index as usize) {
+            Some(r) => height_road(plan, r, h, t, x, z),
+            None => h,
+        },
+        _ => h,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations() {
+        assert_eq!(height_operation(0, 10.0, 20.0, 0.5), 15.0);
+        assert_eq!(height_operation(1, 10.0, 20.0, 0.5), 20.0);
+        assert_eq!(height_operation(2, 10.0, 20.0, 0.5), 0.0);
+        assert_eq!(height_operation(3, 10.0, 2.0, 0.5), 15.0);
+        assert_eq!(height_operation(4, 10.0, 2.0, 0.5), 10.0);
+    }
+
+    #[test]
+    fn terrace_floor_below_zero() {
+        // H = 10, f = 0.5: h = 3 → low 0, mid 5 → 0; h = 7.5 → 0 + 10·2.5/5 = 5.
+        assert_eq!(height_terrace(3.0, 0.5, 10.0, 1.0), 0.0);
+        assert_eq!(height_terrace(7.5, 0.5, 10.0, 1.0), 5.0);
+        // Below 0 the floor reading: h = −3 → low −10, mid −5, → −10 + 10·2/5 = −6.
+        assert_eq!(height_terrace(-3.0, 0.5, 10.0, 1.0), -6.0);
+        assert_eq!(height_terrace(-3.0, 0.5, 0.0, 1.0), -3.0);
+    }
+}

@@ -1,0 +1,157 @@
+//! The CPU reference evaluator over a [`BakePlan`]: the oracle the GPU kernels are tested
+//! against and the fallback backend. Each function has a WGSL twin of the same name in
+//! `kernels/`, with the same f32 operation order (swg-trn §6.5, gpu.md §3.5).
+
+pub mod affector;
+pub mod boundary;
+pub mod feather;
+pub mod filter;
+
+use crate::plan::{BakePlan, HeightOptions, PlanError, TileLayer, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH};
+use crate::trn::Terrain;
+use affector::apply_height_affector;
+use boundary::boundary_influence;
+use feather::feather;
+use filter::filter_value_height_pass;
+use rayon::prelude::*;
+
+/// The height at (x, z) after the height pass (swg-trn §5.2 step 1, §5.3), walking the
+/// layers of `tile` (from [`BakePlan::tile_layers`] for an area containing the point).
+pub fn height_at_point(plan: &BakePlan, tile: &[TileLayer], x: f32, z: f32) -> f32 {
+    let mut h = 0.0f32;
+    // amounts[d]: product of the amounts of the open ancestors above depth d.
+    let mut amounts = [1.0f32; MAX_DEPTH + 1];
+    let mut i = 0usize;
+    while i < tile.len() {
+        let entry = tile[i];
+        let layer = &plan.layers[entry.layer as usize];
+        let depth = layer.depth as usize;
+        let parent_amount = amounts[depth];
+
+        // 1. Boundary amount: maximum over the boundaries (§5.3); the FBIT extent is the
+        //    union of the boxes of the boundaries with non-zero influence (§5.3, §5.6).
+        let mut amount: f32 = if layer.boundary_count == 0 { 1.0 } else { 0.0 };
+        let needs_extent = layer.flags & LAYER_NEEDS_EXTENT != 0;
+        let mut extent = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
+        let bstart = layer.boundary_start as usize;
+        for b in &plan.boundaries[bstart..bstart + layer.boundary_count as usize] {
+            let v = feather(b.feather_type, boundary_influence(b, &plan.points, x, z));
+            amount = amount.max(v);
+            if needs_extent {
+                if v > 0.0 {
+                    extent = [extent[0].min(b.bounds[0]), extent[1].min(b.bounds[1]), extent[2].max(b.bounds[2]), extent[3].max(b.bounds[3])];
+                }
+            } else if amount >= 1.0 {
+                break;
+            }
+        }
+        if layer.flags & LAYER_INVERT_BOUNDARIES != 0 {
+            amount = 1.0 - amount;
+        }
+        if amount <= 0.0 {
+            i = entry.skip_to as usize;
+            continue;
+        }
+        if extent[0] > extent[2] {
+            // No boundary gave an extent: the layer covers the map.
+            extent = [-plan.half_width, -plan.half_width, plan.half_width, plan.half_width];
+        }
+
+        // 2. Filter amount: minimum over the filters.
+        let fstart = layer.filter_start as usize;
+        for f in &plan.filters[fstart..fstart + layer.filter_count as usize] {
+            let v = feather(f.feather_type, filter_value_height_pass(plan, f, extent, h, x, z));
+            amount = amount.min(v);
+            if amount <= 0.0 {
+                break;
+            }
+        }
+        if layer.flags & LAYER_INVERT_FILTERS != 0 {
+            amount = 1.0 - amount;
+        }
+        if amount <= 0.0 {
+            i = entry.skip_to as usize;
+            continue;
+        }
+
+        // 3. Affectors with T = own amount × ancestors' amounts.
+        let t = amount * parent_amount;
+        if t > 0.0 {
+            let astart = layer.affector_start as usize;
+            for a in &plan.affectors[astart..astart + layer.affector_count as usize] {
+                h = apply_height_affector(plan, a, h, t, x, z);
+            }
+        }
+        // 4. Children see parentAmount × amount.
+        amounts[depth + 1] = parent_amount * amount;
+        i += 1;
+    }
+    h
+}
+
+/// A post grid: `cols × rows` posts starting at (x0, z0), `spacing` apart, row 0 = south.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Grid {
+    pub x0: f64,
+    pub z0: f64,
+    pub spacing: f64,
+    pub cols: u32,
+    pub rows: u32,
+}
+
+impl Grid {
+    /// World position of post (col, row), computed from global integers in f64 and then
+    /// rounded once to f32, so a post has the same coordinates in every tile.
+    #[inline]
+    pub fn post(&self, col: u32, row: u32) -> (f32, f32) {
+        ((self.x0 + col as f64 * self.spacing) as f32, (self.z0 + row as f64 * self.spacing) as f32)
+    }
+
+    /// The world-space box of posts [c0, c1] × [r0, r1] (inclusive).
+    pub fn area(&self, c0: u32, r0: u32, c1: u32, r1: u32) -> [f32; 4] {
+        let (ax, az) = self.post(c0, r0);
+        let (bx, bz) = self.post(c1, r1);
+        [ax, az, bx, bz]
+    }
+}
+
+/// Heights of a terrain: the public entry point for server emulators and the CPU backend.
+pub struct HeightEvaluator {
+    pub plan: BakePlan,
+    everywhere: Vec<TileLayer>,
+}
+
+impl HeightEvaluator {
+    pub fn new(terrain: &Terrain, opts: &HeightOptions) -> Result<HeightEvaluator, PlanError> {
+        let plan = BakePlan::for_heights(terrain, opts)?;
+        let everywhere = plan.tile_layers([f32::MIN, f32::MIN, f32::MAX, f32::MAX]);
+        Ok(HeightEvaluator { plan, everywhere })
+    }
+
+    /// Exact ground height at world (x, z) in metres (x east, z north, origin at the map centre).
+    pub fn height_at(&self, x: f32, z: f32) -> f32 {
+        let tile = self.plan.tile_layers([x, z, x, z]);
+        height_at_point(&self.plan, &tile, x, z)
+    }
+
+    /// Heights at many points, in parallel, in input order.
+    pub fn heights_at(&self, points: &[(f32, f32)]) -> Vec<f32> {
+        points.par_iter().with_min_len(256).map(|&(x, z)| height_at_point(&self.plan, &self.everywhere, x, z)).collect()
+    }
+
+    /// Heights of a grid block of posts [c0, c0+cols) × [r0, r0+rows), row-major from the south,
+    /// evaluated with the block's culled layer list, in parallel over rows.
+    pub fn grid_block(&self, grid: &Grid, c0: u32, r0: u32, cols: u32, rows: u32, out: &mut [f32]) {
+        assert_eq!(out.len(), cols as usize * rows as usize);
+        if cols == 0 || rows == 0 {
+            return;
+        }
+        let tile = self.plan.tile_layers(grid.area(c0, r0, c0 + cols - 1, r0 + rows - 1));
+        out.par_chunks_mut(cols as usize).enumerate().for_each(|(r, row)| {
+            for (c, v) in row.iter_mut().enumerate() {
+                let (x, z) = grid.post(c0 + c as u32, r0 + r as u32);
+                *v = height_at_point(&self.plan, &tile, x, z);
+            }
+        });
+    }
+}
