@@ -1,6 +1,8 @@
 //! What each subcommand does: validated arguments in, library calls, output out.
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, HeightArgs, MissingBitmaps, OnOff};
+use crate::eval::HeightEvaluator;
+use crate::plan::HeightOptions;
 use crate::fsutil::write_atomic;
 use crate::trn::{info::tree_text, Terrain};
 use anyhow::{bail, Context, Result};
@@ -27,6 +29,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Info { file, tree, json } => info(file.as_deref(), tree, json),
         Command::Decompile { file, output } => decompile(&file, output.as_deref()),
         Command::Compile { file, output } => compile(&file, &output),
+        Command::Sample { file, points, at, height } => sample(file.as_deref(), points.as_deref(), at.as_deref(), &height),
+        Command::Fidelity { file, cells, seed, json, height } => fidelity(&file, cells, seed, json, &height),
     }
 }
 
@@ -106,5 +110,120 @@ fn compile(file: &Path, output: &Path) -> Result<()> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let t = terrain_from_json(&text, &file.display().to_string())?;
     write_atomic(output, &t.to_bytes()).with_context(|| format!("cannot write {}", output.display()))?;
+    Ok(())
+}
+
+/// Turn the height flags into evaluator options. Without `--data-root`, a .trn inside a
+/// `terrain/` folder uses that folder's parent (the client data layout, swg-trn §3.6).
+pub fn height_options(args: &HeightArgs, file: Option<&Path>) -> HeightOptions {
+    let data_root = args.data_root.clone().or_else(|| {
+        let dir = file?.parent()?;
+        (dir.file_name()? == "terrain").then(|| dir.parent().map(Path::to_path_buf)).flatten()
+    });
+    HeightOptions {
+        roads: args.roads == OnOff::On,
+        bitmap_gain: args.bitmap_gain == OnOff::On,
+        data_root,
+        missing_bitmaps_zero: args.missing_bitmaps == MissingBitmaps::Zero,
+    }
+}
+
+/// Build the height evaluator of a terrain, printing plan warnings.
+pub fn height_evaluator(t: &Terrain, args: &HeightArgs, file: Option<&Path>) -> Result<HeightEvaluator> {
+    let e = HeightEvaluator::new(t, &height_options(args, file))?;
+    for w in &e.plan.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(e)
+}
+
+/// Parse `x,z` (surrounding spaces allowed).
+fn parse_point(s: &str) -> Option<(f32, f32)> {
+    let (x, z) = s.split_once(',')?;
+    let x: f32 = x.trim().parse().ok()?;
+    let z: f32 = z.trim().parse().ok()?;
+    (x.is_finite() && z.is_finite()).then_some((x, z))
+}
+
+fn sample(file: Option<&Path>, points: Option<&Path>, at: Option<&str>, args: &HeightArgs) -> Result<()> {
+    let t = load_terrain(file)?;
+    let pts: Vec<(f32, f32)> = match (at, points) {
+        (Some(a), _) => vec![parse_point(a).with_context(|| format!("--at `{a}` is not X,Z (two numbers)"))?],
+        (None, Some(p)) => {
+            let text = if p == Path::new("-") {
+                std::io::read_to_string(std::io::stdin())?
+            } else {
+                std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?
+            };
+            let mut v = Vec::new();
+            for (i, line) in text.lines().enumerate() {
+                let l = line.trim();
+                if l.is_empty() || l.starts_with('#') || (i == 0 && l.chars().next().is_some_and(|c| c.is_alphabetic())) {
+                    continue; // blank, comment or a header such as `x,z`
+                }
+                let p = parse_point(l)
+                    .with_context(|| format!("{} line {}: `{l}` is not `x,z` (two numbers)", p.display(), i + 1))?;
+                v.push(p);
+            }
+            v
+        }
+        (None, None) => bail!("give --at X,Z or --points FILE.csv (or - for standard input)"),
+    };
+    let e = height_evaluator(&t, args, file)?;
+    let hs = e.heights_at(&pts);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for ((x, z), h) in pts.iter().zip(hs) {
+        writeln!(out, "{x},{z},{h:.4}")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs) -> Result<()> {
+    use crate::fidelity::{check_pfpm, check_smap, check_wmap};
+    let t = Terrain::load(file)?;
+    let e = height_evaluator(&t, args, Some(file))?;
+    let pfpm = check_pfpm(&t, &e, cells, seed);
+    let near = crate::fidelity::near_roads(&t, 0.0);
+    let pfpm_roads = crate::fidelity::check_pfpm_where(&t, &e, cells, seed, &near);
+    let wmap = check_wmap(&t, &e, cells, 9, seed);
+    let smap = check_smap(&t, &e, cells, seed);
+    let mut out = std::io::stdout().lock();
+    if json {
+        let v = serde_json::json!({ "file": file.display().to_string(), "pfpm": pfpm, "pfpm_on_roads": pfpm_roads, "wmap": wmap, "smap": smap });
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(());
+    }
+    writeln!(out, "{}", file.display())?;
+    match &pfpm {
+        Some(r) => {
+            writeln!(out, "  PFPM heights  {}/{} cells within [min-0.05, max+0.05] of a 9x9 sample ({:.2} %)", r.passed, r.cells, 100.0 * r.rate())?;
+            for m in r.misses.iter().take(20) {
+                writeln!(out, "    miss: cell ({}, {}) family {} baked {:.3} range [{:.3}, {:.3}]", m.col, m.row, m.family, m.baked, m.min, m.max)?;
+            }
+        }
+        None => writeln!(out, "  PFPM heights  (no PIMP/PFPM in this file)")?,
+    }
+    if let Some(r) = pfpm_roads.filter(|r| r.cells > 0) {
+        writeln!(out, "  PFPM on roads {}/{} cells whose centre lies within a road's width ({:.2} %)", r.passed, r.cells, 100.0 * r.rate())?;
+    }
+    match &wmap {
+        Some(r) => {
+            writeln!(out, "  WMAP water    {}/{} chunks agree ({:.2} %)", r.agree, r.chunks, 100.0 * r.rate())?;
+            for (c, r, b, min, max) in r.misses.iter().take(10) {
+                writeln!(out, "    miss: chunk ({c}, {r}) baked {} heights [{min:.3}, {max:.3}] water {}", *b as u8, t.header.global_water_height)?;
+            }
+        }
+        None => writeln!(out, "  WMAP water    (no global water table or no baked maps)")?,
+    }
+    match &smap {
+        Some(r) => {
+            writeln!(out, "  SMAP rough    {}/{} chunks agree ({:.2} %)", r.agree, r.chunks, 100.0 * r.rate())?;
+            for (c, r, b, min, max) in r.misses.iter().take(10) {
+                writeln!(out, "    miss: chunk ({c}, {r}) baked {} range {:.3} m", *b as u8, max - min)?;
+            }
+        }
+        None => writeln!(out, "  SMAP rough    (no baked maps)")?,
+    }
     Ok(())
 }

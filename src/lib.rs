@@ -12,3 +12,6 @@ pub mod cli;
 pub mod fsutil;
 pub mod eval;
 pub mod plan;
+pub mod fidelity;
+pub mod water;
+pub mod bench;

@@ -124,6 +124,18 @@ impl PerlinTables {
     }
 }
 
+/// ⌊x⌋ without a libm call: the baseline x86-64 target has no SSE4.1 `roundss`, and
+/// `f32::floor` there costs a function call. Exact for every f32 (values of magnitude
+/// ≥ 2^23 are already integers; NaN stays NaN).
+#[inline(always)]
+pub fn fast_floor(x: f32) -> f32 {
+    if !(x.abs() < 8_388_608.0) {
+        return x;
+    }
+    let t = (x as i32) as f32;
+    if t > x { t - 1.0 } else { t }
+}
+
 /// Cubic fade s(t) = t²(3 − 2t), not the quintic (swg-trn §6.3).
 #[inline(always)]
 fn s_curve(t: f32) -> f32 {
@@ -144,8 +156,8 @@ pub fn noise2(tables: &PerlinTables, x: f32, y: f32) -> f32 {
         .try_into()
         .expect("PerlinTables::g2 must have 514 entries");
 
-    let fx = x.floor();
-    let fy = y.floor();
+    let fx = fast_floor(x);
+    let fy = fast_floor(y);
     // `as i32` saturates (NaN → 0), so hostile coordinates cannot panic.
     let bx0 = ((fx as i32).wrapping_add(4096) & 255) as usize;
     let by0 = ((fy as i32).wrapping_add(4096) & 255) as usize;

@@ -232,7 +232,8 @@ pub struct BakePlan {
     pub warnings: Vec<String>,
 }
 
-/// One entry of a tile's layer list: a layer and where to continue when its amount is 0.
+/// One entry of a tile's layer list: a layer, its boundaries that can touch the tile, and
+/// where to continue when its amount is 0.
 /// Keep in sync with `TileLayer` in kernels/records.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable, PartialEq, Eq)]
@@ -240,6 +241,19 @@ pub struct TileLayer {
     pub layer: u32,
     /// Index in the tile list of the first entry after this layer's subtree.
     pub skip_to: u32,
+    /// The layer's boundaries whose bounds meet the tile, as a range of
+    /// `TileList::boundaries` (indices into `BakePlan::boundaries`). Boundaries that cannot
+    /// touch the tile contribute 0 to the maximum and nothing to the FBIT extent, so leaving
+    /// them out is exact.
+    pub boundary_start: u32,
+    pub boundary_count: u32,
+}
+
+/// The culled program of one tile (or one point).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TileList {
+    pub layers: Vec<TileLayer>,
+    pub boundaries: Vec<u32>,
 }
 
 fn union(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
@@ -301,10 +315,13 @@ impl BakePlan {
         Ok(b.plan)
     }
 
-    /// The layer list of a tile covering `area` (min x, min z, max x, max z): the layers
-    /// whose bounds meet it, in pre-order, with skip targets inside the list.
-    pub fn tile_layers(&self, area: [f32; 4]) -> Vec<TileLayer> {
-        let mut out: Vec<TileLayer> = Vec::new();
+    /// The culled program of a tile covering `area` (min x, min z, max x, max z): the
+    /// layers whose bounds meet it, in pre-order, with skip targets inside the list, and for
+    /// each the boundaries that meet it. A layer with boundaries none of which meet the tile
+    /// has amount 0 there (1 when inverted: then it is kept with an empty boundary list).
+    pub fn tile_layers(&self, area: [f32; 4]) -> TileList {
+        let meets = |b: [f32; 4]| !(b[0] > area[2] || b[2] < area[0] || b[1] > area[3] || b[3] < area[1]);
+        let mut out = TileList::default();
         let mut i = 0usize;
         // Stack of (out index, layer subtree end) to patch skip targets.
         let mut open: Vec<(usize, u32)> = Vec::new();
@@ -313,21 +330,28 @@ impl BakePlan {
                 if (i as u32) < end {
                     break;
                 }
-                out[at] = TileLayer { layer: out[at].layer, skip_to: out.len() as u32 };
+                out.layers[at].skip_to = out.layers.len() as u32;
                 open.pop();
             }
             let l = &self.layers[i];
-            let b = l.bounds;
-            if b[0] > area[2] || b[2] < area[0] || b[1] > area[3] || b[3] < area[1] {
+            if !meets(l.bounds) {
                 i = l.subtree_end as usize;
                 continue;
             }
-            open.push((out.len(), l.subtree_end));
-            out.push(TileLayer { layer: i as u32, skip_to: 0 });
+            let boundary_start = out.boundaries.len() as u32;
+            let range = l.boundary_start..l.boundary_start + l.boundary_count;
+            out.boundaries.extend(range.filter(|&b| meets(self.boundaries[b as usize].bounds)));
+            let boundary_count = out.boundaries.len() as u32 - boundary_start;
+            if l.boundary_count > 0 && boundary_count == 0 && l.flags & LAYER_INVERT_BOUNDARIES == 0 {
+                i = l.subtree_end as usize;
+                continue;
+            }
+            open.push((out.layers.len(), l.subtree_end));
+            out.layers.push(TileLayer { layer: i as u32, skip_to: 0, boundary_start, boundary_count });
             i += 1;
         }
         while let Some((at, _)) = open.pop() {
-            out[at].skip_to = out.len() as u32;
+            out.layers[at].skip_to = out.layers.len() as u32;
         }
         out
     }

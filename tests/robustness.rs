@@ -111,20 +111,32 @@ struct Sample {
     size_fields: Vec<usize>,
     /// Offset of every tag: a chunk's tag, a FORM's `FORM` literal and its type.
     tag_fields: Vec<usize>,
-    /// Every node as (path of tags, header offset, is a chunk).
-    nodes: Vec<(String, usize, bool)>,
+    /// Every node, in file order.
+    nodes: Vec<NodeAt>,
 }
 
-fn walk(n: &Node, parent: &str, out: &mut Vec<(String, usize, bool)>) {
+/// Where a node of a real file is.
+struct NodeAt {
+    /// Tags from the root, e.g. `/PTAT/0015/TGEN/0000/SGRP/0006/SFAM`.
+    path: String,
+    /// Offset of the node's header.
+    at: usize,
+    /// Offset just past the node.
+    end: usize,
+    chunk: bool,
+}
+
+fn walk(n: &Node, parent: &str, out: &mut Vec<NodeAt>) {
+    let (at, end) = (n.offset(), n.offset() + n.encoded_len());
     match n {
         Node::Form(f) => {
-            let p = format!("{parent}/{}", f.tag);
-            out.push((p.clone(), f.offset, false));
+            let path = format!("{parent}/{}", f.tag);
+            out.push(NodeAt { path: path.clone(), at, end, chunk: false });
             for c in &f.children {
-                walk(c, &p, out);
+                walk(c, &path, out);
             }
         }
-        Node::Chunk(c) => out.push((format!("{parent}/{}", c.tag), c.offset, true)),
+        Node::Chunk(c) => out.push(NodeAt { path: format!("{parent}/{}", c.tag), at, end, chunk: true }),
     }
 }
 
@@ -138,11 +150,8 @@ fn corpus() -> &'static [Sample] {
             let root = iff::parse(&bytes, &Limits::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
             let mut nodes = Vec::new();
             walk(&root, "", &mut nodes);
-            let size_fields = nodes.iter().map(|&(_, at, _)| at + 4).collect();
-            let tag_fields = nodes
-                .iter()
-                .flat_map(|&(_, at, chunk)| if chunk { vec![at] } else { vec![at, at + 8] })
-                .collect();
+            let size_fields = nodes.iter().map(|n| n.at + 4).collect();
+            let tag_fields = nodes.iter().flat_map(|n| if n.chunk { vec![n.at] } else { vec![n.at, n.at + 8] }).collect();
             v.push(Sample { name, bytes, size_fields, tag_fields, nodes });
         }
         v
@@ -315,10 +324,12 @@ fn check_input(input: &[u8]) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------
-// Properties: 3,000 truncations + 7,500 corruptions = 10,500 cases.
+// Properties: 2,000 truncations + 3,000 truncations with fixed sizes + 7,500 corruptions
+// = 12,500 cases.
 // ---------------------------------------------------------------------------------------
 
-const TRUNCATION_CASES: u32 = 3_000;
+const TRUNCATION_CASES: u32 = 2_000;
+const FIXED_TRUNCATION_CASES: u32 = 3_000;
 const CORRUPTION_CASES: u32 = 7_500;
 
 proptest! {
@@ -337,6 +348,36 @@ proptest! {
         prop_assert!(r.is_err(), "{} truncated to {cut} bytes parsed", s.name);
         let e = r.unwrap_err();
         prop_assert!(e.offset <= cut, "{}: offset {} past the {cut} bytes: {e}", s.name, e.offset);
+    }
+}
+
+/// `s` cut at `cut`, with the size of every node whose header is whole and that runs past
+/// the cut shrunk to end there: a well-formed IFF prefix, so the cut lands in whatever
+/// payload or list it falls in instead of failing at the root's size.
+fn truncated_with_sizes_fixed(s: &Sample, cut: usize) -> Vec<u8> {
+    let mut b = s.bytes[..cut].to_vec();
+    for n in &s.nodes {
+        if n.at + 8 <= cut && n.end > cut {
+            b[n.at + 4..n.at + 8].copy_from_slice(&((cut - n.at - 8) as u32).to_be_bytes());
+        }
+    }
+    b
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(FIXED_TRUNCATION_CASES))]
+
+    /// Truncations whose enclosing sizes are fixed up reach every decoder with a short
+    /// payload or list: an error, or a shorter file that writes back stably.
+    #[test]
+    fn truncated_with_sizes_fixed_never_panic(file in any::<Index>(), cut in any::<Index>()) {
+        let c = corpus();
+        if c.is_empty() {
+            return Ok(());
+        }
+        let s = &c[file.index(c.len())];
+        let b = truncated_with_sizes_fixed(s, cut.index(s.bytes.len()));
+        check_input(&b);
     }
 }
 
@@ -372,7 +413,8 @@ fn every_truncation_and_every_size_field_of_small_files() {
     for s in corpus().iter().filter(|s| s.bytes.len() <= 4096) {
         for cut in 0..s.bytes.len() {
             assert!(Terrain::from_bytes(&s.bytes[..cut]).is_err(), "{} cut at {cut}", s.name);
-            cases += 1;
+            check_input(&truncated_with_sizes_fixed(s, cut));
+            cases += 2;
         }
         for &at in &s.size_fields {
             for v in [u32::MAX, 0x7fff_ffff, 0x8000_0000, s.bytes.len() as u32 + 1, 0] {
@@ -400,6 +442,21 @@ fn truncated_file_error_has_ptat_path_and_offset() {
         assert!(e.path.starts_with("PTAT/"), "cut at {cut}: path `{}` ({e})", e.path);
         assert!(e.offset <= cut, "cut at {cut}: offset {} ({e})", e.offset);
     }
+}
+
+/// The same with the enclosing sizes fixed up: the error is where the cut landed.
+#[test]
+fn truncated_payload_error_has_ptat_path_and_offset() {
+    let Some(s) = corpus().iter().find(|s| s.name == "terrain/dungeon1.trn") else { return };
+    let mut errors = 0;
+    for k in 1..64 {
+        let cut = s.bytes.len() * k / 64;
+        let Err(e) = Terrain::from_bytes(&truncated_with_sizes_fixed(s, cut)) else { continue };
+        assert!(e.path.starts_with("PTAT/"), "cut at {cut}: path `{}` ({e})", e.path);
+        assert!(e.offset <= cut, "cut at {cut}: offset {} ({e})", e.offset);
+        errors += 1;
+    }
+    assert!(errors > 0);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -438,7 +495,9 @@ fn parse_bounded(what: &str, bytes: &[u8], budget: Duration) -> Result<Terrain, 
         Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: the parse panicked"),
     };
     assert!(peak < memory_bound(len), "{what}: peak allocation {peak} bytes for {len} input bytes (bound {})", memory_bound(len));
-    eprintln!("{what}: {len} bytes, {took:?}, peak {peak} bytes ({:.1} per input byte)", peak as f64 / len as f64);
+    if len > 100_000 {
+        eprintln!("{what}: {len} bytes, {took:?}, peak {peak} bytes ({:.1} per input byte)", peak as f64 / len as f64);
+    }
     r
 }
 
@@ -465,9 +524,9 @@ fn huge_sizes_and_counts_error_without_allocating() {
         let counts: Vec<usize> = s
             .nodes
             .iter()
-            .filter_map(|(p, at, chunk)| {
-                let data = at + 8;
-                if !chunk {
+            .filter_map(|n| {
+                let (p, data) = (&n.path, n.at + 8);
+                if !n.chunk {
                     return None;
                 }
                 if p.ends_with("/SFAM") {

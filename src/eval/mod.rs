@@ -7,7 +7,7 @@ pub mod boundary;
 pub mod feather;
 pub mod filter;
 
-use crate::plan::{BakePlan, HeightOptions, PlanError, TileLayer, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH};
+use crate::plan::{BakePlan, HeightOptions, PlanError, TileList, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH};
 use crate::trn::Terrain;
 use affector::apply_height_affector;
 use boundary::boundary_influence;
@@ -17,13 +17,13 @@ use rayon::prelude::*;
 
 /// The height at (x, z) after the height pass (swg-trn §5.2 step 1, §5.3), walking the
 /// layers of `tile` (from [`BakePlan::tile_layers`] for an area containing the point).
-pub fn height_at_point(plan: &BakePlan, tile: &[TileLayer], x: f32, z: f32) -> f32 {
+pub fn height_at_point(plan: &BakePlan, tile: &TileList, x: f32, z: f32) -> f32 {
     let mut h = 0.0f32;
     // amounts[d]: product of the amounts of the open ancestors above depth d.
     let mut amounts = [1.0f32; MAX_DEPTH + 1];
     let mut i = 0usize;
-    while i < tile.len() {
-        let entry = tile[i];
+    while i < tile.layers.len() {
+        let entry = tile.layers[i];
         let layer = &plan.layers[entry.layer as usize];
         let depth = layer.depth as usize;
         let parent_amount = amounts[depth];
@@ -33,8 +33,9 @@ pub fn height_at_point(plan: &BakePlan, tile: &[TileLayer], x: f32, z: f32) -> f
         let mut amount: f32 = if layer.boundary_count == 0 { 1.0 } else { 0.0 };
         let needs_extent = layer.flags & LAYER_NEEDS_EXTENT != 0;
         let mut extent = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
-        let bstart = layer.boundary_start as usize;
-        for b in &plan.boundaries[bstart..bstart + layer.boundary_count as usize] {
+        let bstart = entry.boundary_start as usize;
+        for &bi in &tile.boundaries[bstart..bstart + entry.boundary_count as usize] {
+            let b = &plan.boundaries[bi as usize];
             let v = feather(b.feather_type, boundary_influence(b, &plan.points, x, z));
             amount = amount.max(v);
             if needs_extent {
@@ -118,7 +119,7 @@ impl Grid {
 /// Heights of a terrain: the public entry point for server emulators and the CPU backend.
 pub struct HeightEvaluator {
     pub plan: BakePlan,
-    everywhere: Vec<TileLayer>,
+    everywhere: TileList,
 }
 
 impl HeightEvaluator {
@@ -139,18 +140,40 @@ impl HeightEvaluator {
         points.par_iter().with_min_len(256).map(|&(x, z)| height_at_point(&self.plan, &self.everywhere, x, z)).collect()
     }
 
-    /// Heights of a grid block of posts [c0, c0+cols) × [r0, r0+rows), row-major from the south,
-    /// evaluated with the block's culled layer list, in parallel over rows.
+    /// Heights of a grid block of posts [c0, c0+cols) × [r0, r0+rows), row-major from the
+    /// south, evaluated with the block's culled program on the calling thread.
     pub fn grid_block(&self, grid: &Grid, c0: u32, r0: u32, cols: u32, rows: u32, out: &mut [f32]) {
         assert_eq!(out.len(), cols as usize * rows as usize);
         if cols == 0 || rows == 0 {
             return;
         }
         let tile = self.plan.tile_layers(grid.area(c0, r0, c0 + cols - 1, r0 + rows - 1));
-        out.par_chunks_mut(cols as usize).enumerate().for_each(|(r, row)| {
+        for (r, row) in out.chunks_mut(cols as usize).enumerate() {
             for (c, v) in row.iter_mut().enumerate() {
                 let (x, z) = grid.post(c0 + c as u32, r0 + r as u32);
                 *v = height_at_point(&self.plan, &tile, x, z);
+            }
+        }
+    }
+
+    /// Heights of posts [c0, c0+cols) × [r0, r0+rows) of `grid`, in parallel over `block`²
+    /// sub-blocks (each with its own culled program), row-major from the south.
+    pub fn grid_region(&self, grid: &Grid, c0: u32, r0: u32, cols: u32, rows: u32, block: u32, out: &mut [f32]) {
+        assert_eq!(out.len(), cols as usize * rows as usize);
+        let block = block.max(1);
+        // Bands of `block` rows; within a band, blocks left to right, all in parallel.
+        out.par_chunks_mut(cols as usize * block as usize).enumerate().for_each(|(band, band_out)| {
+            let br = r0 + band as u32 * block;
+            let nrows = block.min(r0 + rows - br);
+            let mut buf = Vec::new();
+            for bc in (0..cols).step_by(block as usize) {
+                let ncols = block.min(cols - bc);
+                buf.resize(ncols as usize * nrows as usize, 0.0);
+                self.grid_block(grid, c0 + bc, br, ncols, nrows, &mut buf);
+                for r in 0..nrows as usize {
+                    let dst = r * cols as usize + bc as usize;
+                    band_out[dst..dst + ncols as usize].copy_from_slice(&buf[r * ncols as usize..(r + 1) * ncols as usize]);
+                }
             }
         });
     }

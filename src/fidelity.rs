@@ -1,0 +1,252 @@
+//! Fidelity checks against what the original tool baked into the real files
+//! (swg-trn §2.3, §2.6, §9.2): PFPM flora ground heights, WMAP water bits and SMAP
+//! rough-terrain bits. Used by tests and by `trnbake fidelity`.
+
+use crate::eval::HeightEvaluator;
+use crate::trn::header::BakedMaps;
+use crate::trn::Terrain;
+use serde::Serialize;
+
+/// A small deterministic generator for choosing cells (SplitMix64).
+pub struct CellPicker(u64);
+
+impl CellPicker {
+    pub fn new(seed: u64) -> Self {
+        CellPicker(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+}
+
+/// One PFPM cell whose baked height fell outside the evaluated range.
+#[derive(Clone, Debug, Serialize)]
+pub struct PfpmMiss {
+    pub col: u32,
+    pub row: u32,
+    pub baked: f32,
+    pub min: f32,
+    pub max: f32,
+    pub family: i32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PfpmReport {
+    pub cells: usize,
+    pub passed: usize,
+    pub misses: Vec<PfpmMiss>,
+}
+
+impl PfpmReport {
+    pub fn rate(&self) -> f64 {
+        if self.cells == 0 { 1.0 } else { self.passed as f64 / self.cells as f64 }
+    }
+}
+
+/// PFPM check (swg-trn §9.2 method 2): for `n` random cells holding a flora family, the
+/// baked height must lie within [min − 0.05, max + 0.05] of the heights over a 9×9 sample
+/// of the cell, edges included. `None` when the file has no PIMP/PFPM.
+pub fn check_pfpm(t: &Terrain, e: &HeightEvaluator, n: usize, seed: u64) -> Option<PfpmReport> {
+    check_pfpm_where(t, e, n, seed, &|_, _| true)
+}
+
+/// [`check_pfpm`] over the flora cells whose centre satisfies `keep(x, z)`.
+pub fn check_pfpm_where(
+    t: &Terrain,
+    e: &HeightEvaluator,
+    n: usize,
+    seed: u64,
+    keep: &dyn Fn(f32, f32) -> bool,
+) -> Option<PfpmReport> {
+    let (pimp, pfpm) = (t.flora_map.as_ref()?, t.flora_height_map.as_ref()?);
+    let (w, hgt) = (pimp.control.width, pimp.control.height);
+    if w == 0 || hgt == 0 {
+        return None;
+    }
+    let cell = t.header.map_width / w as f32;
+    let half = t.header.map_width * 0.5;
+    // Cells that hold a family, in a deterministic random order.
+    let mut flora_cells = Vec::new();
+    for row in 0..hgt {
+        for col in 0..w {
+            let (cx, cz) = (-half + (col as f32 + 0.5) * cell, -half + (row as f32 + 0.5) * cell);
+            if pimp.get(col, row).is_some_and(|f| f != 0) && keep(cx, cz) {
+                flora_cells.push((col, row));
+            }
+        }
+    }
+    let mut pick = CellPicker::new(seed);
+    for i in (1..flora_cells.len()).rev() {
+        let j = pick.below(i as u64 + 1) as usize;
+        flora_cells.swap(i, j);
+    }
+    flora_cells.truncate(n);
+    let mut points = Vec::with_capacity(flora_cells.len() * 81);
+    for &(col, row) in &flora_cells {
+        let x0 = -half + col as f32 * cell;
+        let z0 = -half + row as f32 * cell;
+        for j in 0..9 {
+            for i in 0..9 {
+                points.push((x0 + i as f32 * cell / 8.0, z0 + j as f32 * cell / 8.0));
+            }
+        }
+    }
+    let heights = e.heights_at(&points);
+    let mut report = PfpmReport { cells: flora_cells.len(), passed: 0, misses: Vec::new() };
+    for (k, &(col, row)) in flora_cells.iter().enumerate() {
+        let hs = &heights[k * 81..(k + 1) * 81];
+        let min = hs.iter().copied().fold(f32::MAX, f32::min);
+        let max = hs.iter().copied().fold(f32::MIN, f32::max);
+        let baked = pfpm.get(col, row).unwrap_or(f32::NAN);
+        if baked >= min - 0.05 && baked <= max + 0.05 {
+            report.passed += 1;
+        } else {
+            report.misses.push(PfpmMiss { col, row, baked, min, max, family: pimp.get(col, row).unwrap_or(0) });
+        }
+    }
+    Some(report)
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ChunkReport {
+    pub chunks: usize,
+    pub agree: usize,
+    /// Disagreeing chunks: (col, row, baked bit, evaluated min height, evaluated max height).
+    pub misses: Vec<(u32, u32, bool, f32, f32)>,
+}
+
+impl ChunkReport {
+    pub fn rate(&self) -> f64 {
+        if self.chunks == 0 { 1.0 } else { self.agree as f64 / self.chunks as f64 }
+    }
+}
+
+fn baked_bits(t: &Terrain) -> Option<(&crate::trn::header::BakedMapsInfo, &[u8], &[u8])> {
+    match t.baked_maps.as_ref()? {
+        BakedMaps::Maps { info, water, slope } if info.bytes_per_row > 0 && info.rows > 0 => {
+            Some((info, &water.0, &slope.0))
+        }
+        _ => None,
+    }
+}
+
+/// The chunk grid of the baked maps: (chunk width, chunks per side, half map width), from
+/// the PTAT header (swg-trn §2.3: trust the header over the maps' own DATA).
+fn chunk_grid(t: &Terrain) -> (f32, u32, f32) {
+    let cw = t.header.chunk_width;
+    (cw, (t.header.map_width / cw) as u32, t.header.map_width * 0.5)
+}
+
+fn min_max(s: &[f32]) -> (f32, f32) {
+    (s.iter().copied().fold(f32::MAX, f32::min), s.iter().copied().fold(f32::MIN, f32::max))
+}
+
+fn bit(bits: &[u8], bytes_per_row: usize, col: u32, row: u32) -> Option<bool> {
+    let byte = *bits.get(row as usize * bytes_per_row + col as usize / 8)?;
+    Some(byte >> (col % 8) & 1 == 1)
+}
+
+/// WMAP check (swg-trn §2.3, §9.2 method 4): for `n` random chunks, the water bit equals
+/// "some post of a `k`×`k` sample of the chunk (edges included) lies below the water
+/// table there" — the global table or a local one (swg-trn §5.11), the highest applying.
+/// `None` without global water or baked maps.
+pub fn check_wmap(t: &Terrain, e: &HeightEvaluator, n: usize, k: u32, seed: u64) -> Option<ChunkReport> {
+    if !t.header.use_global_water_table.get() {
+        return None;
+    }
+    let (info, water, _) = baked_bits(t)?;
+    let tables = crate::water::WaterTables::new(t);
+    let (cw, count, half) = chunk_grid(t);
+    let mut pick = CellPicker::new(seed);
+    let chunks: Vec<(u32, u32)> = (0..n).map(|_| (pick.below(count as u64) as u32, pick.below(count as u64) as u32)).collect();
+    let step = cw / (k - 1) as f32;
+    let points: Vec<(f32, f32)> = chunks
+        .iter()
+        .flat_map(|&(c, r)| {
+            let (x0, z0) = (-half + c as f32 * cw, -half + r as f32 * cw);
+            (0..k * k).map(move |i| (x0 + (i % k) as f32 * step, z0 + (i / k) as f32 * step))
+        })
+        .collect();
+    let hs = e.heights_at(&points);
+    let kk = (k * k) as usize;
+    let mut report = ChunkReport { chunks: n, agree: 0, misses: Vec::new() };
+    for (i, &(c, r)) in chunks.iter().enumerate() {
+        let s = &hs[i * kk..(i + 1) * kk];
+        let (min, max) = min_max(s);
+        let wet = s.iter().zip(&points[i * kk..(i + 1) * kk]).any(|(&h, &(x, z))| tables.height_at(x, z).is_some_and(|w| h < w));
+        let baked = bit(water, info.bytes_per_row as usize, c, r);
+        if baked == Some(wet) {
+            report.agree += 1;
+        } else {
+            report.misses.push((c, r, baked.unwrap_or(false), min, max));
+        }
+    }
+    Some(report)
+}
+
+/// SMAP check (swg-trn §2.3): the bit is set when the height range over the chunk's 3×3
+/// tile-corner posts exceeds 4 m.
+pub fn check_smap(t: &Terrain, e: &HeightEvaluator, n: usize, seed: u64) -> Option<ChunkReport> {
+    let (info, _, slope) = baked_bits(t)?;
+    let (cw, count, half) = chunk_grid(t);
+    let mut pick = CellPicker::new(seed);
+    let chunks: Vec<(u32, u32)> = (0..n).map(|_| (pick.below(count as u64) as u32, pick.below(count as u64) as u32)).collect();
+    let points: Vec<(f32, f32)> = chunks
+        .iter()
+        .flat_map(|&(c, r)| {
+            let (x0, z0) = (-half + c as f32 * cw, -half + r as f32 * cw);
+            (0..9).map(move |i| (x0 + (i % 3) as f32 * cw * 0.5, z0 + (i / 3) as f32 * cw * 0.5))
+        })
+        .collect();
+    let hs = e.heights_at(&points);
+    let mut report = ChunkReport { chunks: n, agree: 0, misses: Vec::new() };
+    for (i, &(c, r)) in chunks.iter().enumerate() {
+        let (min, max) = min_max(&hs[i * 9..(i + 1) * 9]);
+        let baked = bit(slope, info.bytes_per_row as usize, c, r);
+        if baked == Some(max - min > 4.0) {
+            report.agree += 1;
+        } else {
+            report.misses.push((c, r, baked.unwrap_or(false), min, max));
+        }
+    }
+    Some(report)
+}
+
+/// Whether (x, z) lies within `margin` metres of the road width of any enabled road or river
+/// (used to measure the road model where it can matter).
+pub fn near_roads(t: &Terrain, margin: f32) -> impl Fn(f32, f32) -> bool {
+    use crate::trn::layer::walk_layers;
+    use crate::trn::rules::RuleKind;
+    let mut lines: Vec<(Vec<[f32; 2]>, f32)> = Vec::new();
+    walk_layers(&t.generator.layers, 0, &mut |l, _| {
+        if !l.enabled.get() {
+            return;
+        }
+        for r in l.rules().filter(|r| r.enabled.get()) {
+            match &r.kind {
+                RuleKind::Road(road) => lines.push((road.points.iter().map(|p| [p.x, p.z]).collect(), road.width * 0.5 + margin)),
+                RuleKind::River(river) => lines.push((river.points.iter().map(|p| [p.x, p.z]).collect(), river.width * 0.5 + margin)),
+                _ => {}
+            }
+        }
+    });
+    move |x, z| {
+        lines.iter().any(|(pts, reach)| {
+            pts.windows(2).any(|w| {
+                let (a, b) = (w[0], w[1]);
+                let (ex, ez) = (b[0] - a[0], b[1] - a[1]);
+                let len2 = ex * ex + ez * ez;
+                let u = if len2 > 0.0 { (((x - a[0]) * ex + (z - a[1]) * ez) / len2).clamp(0.0, 1.0) } else { 0.0 };
+                let (dx, dz) = (a[0] + u * ex - x, a[1] + u * ez - z);
+                dx * dx + dz * dz <= reach * reach
+            })
+        })
+    }
+}

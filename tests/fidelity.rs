@@ -1,0 +1,34 @@
+//! Fidelity against the original tool's baked ground truth (swg-trn §2.6, §9.2):
+//! PFPM flora heights on every 0015 planet, WMAP water on yavin4.
+
+mod common;
+use trnbake::eval::HeightEvaluator;
+use trnbake::fidelity::{check_pfpm, check_wmap};
+use trnbake::plan::HeightOptions;
+use trnbake::trn::Terrain;
+
+fn load(name: &str) -> Option<(Terrain, HeightEvaluator)> {
+    let path = common::real_file(&format!("terrain/{name}.trn"))?;
+    let t = Terrain::load(&path).unwrap();
+    let e = HeightEvaluator::new(&t, &HeightOptions { data_root: Some(common::swg_root()), ..Default::default() }).unwrap();
+    Some((t, e))
+}
+
+#[test]
+fn pfpm_heights_match_on_every_0015_planet() {
+    for name in ["tatooine", "naboo", "yavin4", "dathomir", "mustafar", "kashyyyk_main", "09"] {
+        let Some((t, e)) = load(name) else { continue };
+        let r = check_pfpm(&t, &e, 1000, 1).expect("0015 files carry PIMP/PFPM");
+        eprintln!("{name}: PFPM {}/{} ({:.2} %)", r.passed, r.cells, 100.0 * r.rate());
+        assert!(r.cells >= 42, "{name}: too few flora cells sampled ({})", r.cells);
+        assert!(r.rate() >= 0.999, "{name}: PFPM pass rate {:.4} < 99.9 %: {:?}", r.rate(), &r.misses[..r.misses.len().min(5)]);
+    }
+}
+
+#[test]
+fn wmap_water_bits_match_on_yavin4() {
+    let Some((t, e)) = load("yavin4") else { return };
+    let r = check_wmap(&t, &e, 1000, 9, 1).expect("yavin4 has global water and baked maps");
+    eprintln!("yavin4: WMAP {}/{}", r.agree, r.chunks);
+    assert!(r.rate() >= 0.99, "WMAP agreement {:.4}: {:?}", r.rate(), r.misses);
+}
