@@ -31,6 +31,16 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compile { file, output } => compile(&file, &output),
         Command::Sample { file, points, at, height } => sample(file.as_deref(), points.as_deref(), at.as_deref(), &height),
         Command::Fidelity { file, cells, seed, json, height } => fidelity(&file, cells, seed, json, &height),
+        Command::Bake(args) => bake(&args, cli.quiet),
+        Command::Merge { output, shards, format } => {
+            let r = crate::bake::merge(&output, &shards, &format, cli.quiet)?;
+            if !cli.quiet {
+                eprintln!("merged {} posts into {} ({} files)", r.posts, output.display(), r.outputs.len());
+            }
+            Ok(())
+        }
+        Command::Adapters => adapters(),
+        Command::Bench { file, repeat, json, full_16m, height } => bench(file.as_deref(), repeat, json, full_16m, &height),
     }
 }
 
@@ -224,6 +234,143 @@ fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs)
             }
         }
         None => writeln!(out, "  SMAP rough    (no baked maps)")?,
+    }
+    Ok(())
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(bytes);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Parse `X0,Z0,X1,Z1`.
+fn parse_region(s: &str) -> Result<[f64; 4]> {
+    let v: Vec<f64> = s
+        .split(',')
+        .map(|p| p.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| anyhow::anyhow!("--region `{s}` is not four numbers X0,Z0,X1,Z1"))?;
+    if v.len() != 4 || v.iter().any(|x| !x.is_finite()) {
+        bail!("--region `{s}` is not four numbers X0,Z0,X1,Z1");
+    }
+    if v[2] < v[0] || v[3] < v[1] {
+        bail!("--region `{s}`: X1 must be ≥ X0 and Z1 ≥ Z0");
+    }
+    Ok([v[0], v[1], v[2], v[3]])
+}
+
+/// Turn `bake` arguments into a validated job.
+pub fn bake_job(args: &crate::cli::BakeArgs, t: &Terrain, quiet: bool) -> Result<crate::bake::BakeJob> {
+    use crate::bake::{post_count, BakeJob, BakeParams, Backend};
+    let (input, input_sha256) = match &args.file {
+        Some(p) => (p.display().to_string(), sha256_hex(&std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?)),
+        None => ("(built-in demo terrain)".to_string(), sha256_hex(DEMO_TERRAIN_JSON.as_bytes())),
+    };
+    let half = f64::from(t.header.map_width) / 2.0;
+    let spacing = args.spacing.unwrap_or(f64::from(t.header.pole_spacing()));
+    let region = match &args.region {
+        Some(r) => parse_region(r)?,
+        None => [-half, -half, half, half],
+    };
+    let cols = post_count(region[0], region[2], spacing)?;
+    let rows = post_count(region[1], region[3], spacing)?;
+    let tile = match args.tile {
+        Some(0) => bail!("--tile must be at least 1"),
+        Some(n) => n,
+        None if args.backend == Backend::Cpu => 512,
+        None => 2048,
+    };
+    for f in &args.format {
+        if !matches!(f.as_str(), "tif" | "png") {
+            bail!("unknown --format `{f}` (tif, png)");
+        }
+    }
+    let opts = height_options(&args.height, args.file.as_deref());
+    let params = BakeParams {
+        input,
+        input_sha256,
+        spacing,
+        region: [region[0], region[1], region[0] + (cols - 1) as f64 * spacing, region[1] + (rows - 1) as f64 * spacing],
+        cols,
+        rows,
+        tile,
+        roads: opts.roads,
+        bitmap_gain: opts.bitmap_gain,
+    };
+    Ok(BakeJob {
+        grid: crate::eval::Grid { x0: region[0], z0: region[1], spacing, cols, rows },
+        params,
+        backend: args.backend,
+        adapter_filter: args.adapter.clone(),
+        shard: args.shard,
+        outdir: args.output.clone(),
+        quiet,
+        formats: args.format.clone(),
+    })
+}
+
+fn bake(args: &crate::cli::BakeArgs, quiet: bool) -> Result<()> {
+    let t = load_terrain(args.file.as_deref())?;
+    let job = bake_job(args, &t, quiet)?;
+    let e = height_evaluator(&t, &args.height, args.file.as_deref())?;
+    let r = crate::bake::run_bake(&job, &e)?;
+    if !quiet {
+        let what = match job.shard {
+            Some(s) => format!("shard {}/{} of ", s.index, s.count),
+            None => String::new(),
+        };
+        eprintln!(
+            "baked {what}{}×{} posts at {} m on the {} backend in {:.2} s ({:.2} M posts/s end to end); heights {:.2} .. {:.2} m",
+            job.grid.cols,
+            job.grid.rows,
+            job.grid.spacing,
+            r.backend,
+            r.total_seconds,
+            r.posts as f64 / r.total_seconds.max(1e-9) / 1e6,
+            r.min_height,
+            r.max_height
+        );
+        for o in &r.outputs {
+            eprintln!("  wrote {} ({} bytes)", job.outdir.join(&o.path).display(), o.bytes);
+        }
+    }
+    Ok(())
+}
+
+fn adapters() -> Result<()> {
+    let list = crate::gpu::list_adapters();
+    let mut out = std::io::stdout().lock();
+    if list.is_empty() {
+        writeln!(out, "wgpu sees no adapter (install a Vulkan driver; for a software one: apt-get install mesa-vulkan-drivers)")?;
+    }
+    for a in list {
+        writeln!(
+            out,
+            "{} — {} {}, driver {} {}, storage binding ≤ {} MiB, {} storage buffers/stage",
+            a.name,
+            a.backend,
+            a.device_type,
+            a.driver,
+            a.driver_info,
+            a.max_storage_buffer_binding_size >> 20,
+            a.max_storage_buffers_per_shader_stage
+        )?;
+    }
+    Ok(())
+}
+
+fn bench(file: Option<&Path>, repeat: usize, json: bool, full_16m: bool, args: &HeightArgs) -> Result<()> {
+    let t = load_terrain(file)?;
+    let e = height_evaluator(&t, args, file)?;
+    let cases = crate::bench::run_standard(&t, &e, repeat, full_16m)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&cases)?)?;
+        return Ok(());
+    }
+    for c in &cases {
+        writeln!(out, "{:<44} {:<4} {:>11} posts {:>8.3} s {:>8.2} M posts/s", c.name, c.backend, c.posts, c.seconds, c.posts_per_second / 1e6)?;
     }
     Ok(())
 }

@@ -79,6 +79,78 @@ pub enum Command {
         #[command(flatten)]
         height: HeightArgs,
     },
+    /// Bake a height grid (GPU or CPU) into OUTDIR/height.tif, height.png and manifest.json.
+    ///
+    /// Examples: trnbake bake -o out                        (the built-in demo terrain)
+    ///           trnbake bake tatooine.trn --data-root ../shared/data/swg -o out --spacing 8
+    ///           trnbake bake tatooine.trn -o out --region -1024,-1024,1022,1022 --backend cpu
+    ///           trnbake bake naboo.trn -o shard3 --shard 3/8   then   trnbake merge out shard1 … shard8
+    Bake(BakeArgs),
+    /// Assemble the shard folders of one sharded bake into OUT.
+    Merge {
+        /// Output folder.
+        #[arg(long, short)]
+        output: PathBuf,
+        /// Shard folders.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+        #[arg(long, value_delimiter = ',', default_value = "tif,png")]
+        format: Vec<String>,
+    },
+    /// List the GPU adapters wgpu sees.
+    Adapters,
+    /// Measure posts/second of the height pass on the CPU and GPU backends in one run.
+    ///
+    /// Example: trnbake bench ../shared/data/swg/terrain/tatooine.trn --data-root ../shared/data/swg
+    Bench {
+        /// The .trn file (omit for the built-in demo terrain).
+        file: Option<PathBuf>,
+        /// Repetitions per case (the best is reported).
+        #[arg(long, default_value_t = 2)]
+        repeat: usize,
+        /// Print the results as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also bake the full map at 16 m spacing on the CPU backend (the CPU reference figure of the height issue).
+        #[arg(long)]
+        full_16m: bool,
+        #[command(flatten)]
+        height: HeightArgs,
+    },
+}
+
+/// Options of `bake`.
+#[derive(Args, Debug, Clone)]
+pub struct BakeArgs {
+    /// The .trn file (omit for the built-in demo terrain).
+    pub file: Option<PathBuf>,
+    /// Output folder (created if missing).
+    #[arg(long, short, default_value = "out")]
+    pub output: PathBuf,
+    /// Post spacing in metres (default: the file's pole spacing, 2 m on planets).
+    #[arg(long)]
+    pub spacing: Option<f64>,
+    /// Region `X0,Z0,X1,Z1` in world metres (west, south, east, north posts; default: the whole map).
+    #[arg(long, value_name = "X0,Z0,X1,Z1", allow_hyphen_values = true)]
+    pub region: Option<String>,
+    #[arg(long, value_enum, default_value_t = crate::bake::Backend::Auto)]
+    pub backend: crate::bake::Backend,
+    /// Only GPU adapters whose name contains this (e.g. `llvmpipe`, `NVIDIA`).
+    #[arg(long)]
+    pub adapter: Option<String>,
+    /// Tile size in posts a side (default: 512 on the CPU; on a GPU the largest that fits
+    /// one storage binding, at most 2048).
+    #[arg(long)]
+    pub tile: Option<u32>,
+    /// Bake only shard K of N (a deterministic subset of tiles), for job arrays; assemble
+    /// the shard folders with `trnbake merge`.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::bake::Shard>,
+    /// Output formats, comma-separated: tif (f32 GeoTIFF), png (16-bit, scale/offset in the manifest).
+    #[arg(long, value_delimiter = ',', default_value = "tif,png")]
+    pub format: Vec<String>,
+    #[command(flatten)]
+    pub height: HeightArgs,
 }
 
 /// Options of every command that evaluates heights.

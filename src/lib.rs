@@ -15,3 +15,6 @@ pub mod plan;
 pub mod fidelity;
 pub mod water;
 pub mod bench;
+pub mod export;
+pub mod bake;
+pub mod gpu;

@@ -151,7 +151,8 @@ fn corpus() -> &'static [Sample] {
             let mut nodes = Vec::new();
             walk(&root, "", &mut nodes);
             let size_fields = nodes.iter().map(|n| n.at + 4).collect();
-            let tag_fields = nodes.iter().flat_map(|n| if n.chunk { vec![n.at] } else { vec![n.at, n.at + 8] }).collect();
+            let tag_fields =
+                nodes.iter().flat_map(|n| if n.chunk { vec![n.at] } else { vec![n.at, n.at + 8] }).collect();
             v.push(Sample { name, bytes, size_fields, tag_fields, nodes });
         }
         v
@@ -165,13 +166,12 @@ fn corpus() -> &'static [Sample] {
 /// Tags and version types the reader dispatches on: swapping them in drives real payloads
 /// into other decoders.
 const TAGS: &[&[u8; 4]] = &[
-    b"FORM", b"PTAT", b"TGEN", b"LYRS", b"LAYR", b"IHDR", b"ADTA", b"DATA", b"PARM", b"SGRP", b"FGRP",
-    b"RGRP", b"EGRP", b"MGRP", b"SFAM", b"FFAM", b"RFAM", b"EFAM", b"MFAM", b"MFRC", b"HDTA", b"SGMT",
-    b"PIMP", b"PFPM", b"CNTL", b"WMAP", b"SMAP", b"BCIR", b"BREC", b"BPOL", b"BPLN", b"FHGT", b"FFRA",
-    b"FBIT", b"FSLP", b"FDIR", b"FSHD", b"AHCN", b"AHFR", b"AHTR", b"ACCN", b"ACRH", b"ACRF", b"ASCN",
-    b"ASRP", b"AENV", b"AEXC", b"APAS", b"AFSC", b"AFSN", b"AFDN", b"AFDF", b"AROA", b"ARIV", b"ARIB",
-    b"0000", b"0001", b"0002", b"0003", b"0004", b"0005", b"0006", b"0007", b"0008", b"0013", b"0014",
-    b"0015",
+    b"FORM", b"PTAT", b"TGEN", b"LYRS", b"LAYR", b"IHDR", b"ADTA", b"DATA", b"PARM", b"SGRP", b"FGRP", b"RGRP",
+    b"EGRP", b"MGRP", b"SFAM", b"FFAM", b"RFAM", b"EFAM", b"MFAM", b"MFRC", b"HDTA", b"SGMT", b"PIMP", b"PFPM",
+    b"CNTL", b"WMAP", b"SMAP", b"BCIR", b"BREC", b"BPOL", b"BPLN", b"FHGT", b"FFRA", b"FBIT", b"FSLP", b"FDIR",
+    b"FSHD", b"AHCN", b"AHFR", b"AHTR", b"ACCN", b"ACRH", b"ACRF", b"ASCN", b"ASRP", b"AENV", b"AEXC", b"APAS",
+    b"AFSC", b"AFSN", b"AFDN", b"AFDF", b"AROA", b"ARIV", b"ARIB", b"0000", b"0001", b"0002", b"0003", b"0004",
+    b"0005", b"0006", b"0007", b"0008", b"0013", b"0014", b"0015",
 ];
 
 /// A position chosen at random, mapped into whatever range it is used for.
@@ -323,6 +323,16 @@ fn check_input(input: &[u8]) -> bool {
     true
 }
 
+/// [`check_input`] without the second parse and the JSON read (the sweeps run many cases; an
+/// accepted input must still be written back byte for byte, which implies the rest).
+fn check_input_light(input: &[u8]) {
+    let Ok(t) = Terrain::from_bytes(input) else { return };
+    assert!(t.to_bytes() == input, "write(read(b)) != b for an accepted input of {} bytes", input.len());
+    serde_json::to_string(&t).expect("JSON serialisation failed");
+    let _ = t.validate();
+    let _ = t.info();
+}
+
 // ---------------------------------------------------------------------------------------
 // Properties: 2,000 truncations + 3,000 truncations with fixed sizes + 7,500 corruptions
 // = 12,500 cases.
@@ -429,6 +439,48 @@ fn every_truncation_and_every_size_field_of_small_files() {
     eprintln!("{cases} deterministic cases");
 }
 
+/// Edge values written as 4 little-endian bytes: NaN, -inf, f32::MAX, the smallest normal
+/// float, i32::MAX (also a NaN), i32::MIN (also -0.0), -1 (also a NaN).
+const EDGE_WORDS: &[u32] = &[0x7fc0_0000, 0xff80_0000, 0x7f7f_ffff, 0x0080_0000, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff];
+
+/// Every payload offset of the first chunk of each kind (by its last three tags) in the small files,
+/// overwritten with each edge value: random bytes rarely make a float tiny or infinite, and
+/// the model's derived values (`info`, `validate`) divide and convert them.
+#[test]
+fn edge_values_in_every_payload_field_of_small_files() {
+    let mut cases = 0;
+    let mut failures = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for s in corpus().iter().filter(|s| s.bytes.len() <= 12_000) {
+        let kind = |p: &str| p.rsplitn(4, '/').take(3).collect::<Vec<_>>().join("/");
+        for n in s.nodes.iter().filter(|n| n.chunk && seen.insert((s.bytes[20..24].to_vec(), kind(&n.path)))) {
+            let (data, end) = (n.at + 8, n.end.min(n.at + 8 + 128));
+            for o in data..end.saturating_sub(3) {
+                for &w in EDGE_WORDS {
+                    let mut b = s.bytes.clone();
+                    b[o..o + 4].copy_from_slice(&w.to_le_bytes());
+                    if let Err(p) = std::panic::catch_unwind(|| check_input_light(&b)) {
+                        let msg = p
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_default();
+                        failures.push(format!("{} {} +{} = {w:#010x}: {msg}", s.name, n.path, o - data));
+                    }
+                    cases += 1;
+                }
+            }
+        }
+    }
+    eprintln!("{cases} edge-value cases");
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} cases panicked, e.g.:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Error locations.
 // ---------------------------------------------------------------------------------------
@@ -494,7 +546,11 @@ fn parse_bounded(what: &str, bytes: &[u8], budget: Duration) -> Result<Terrain, 
         Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: parsing {len} bytes took over {budget:?}"),
         Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: the parse panicked"),
     };
-    assert!(peak < memory_bound(len), "{what}: peak allocation {peak} bytes for {len} input bytes (bound {})", memory_bound(len));
+    assert!(
+        peak < memory_bound(len),
+        "{what}: peak allocation {peak} bytes for {len} input bytes (bound {})",
+        memory_bound(len)
+    );
     if len > 100_000 {
         eprintln!("{what}: {len} bytes, {took:?}, peak {peak} bytes ({:.1} per input byte)", peak as f64 / len as f64);
     }

@@ -3,6 +3,7 @@
 //! `kernels/`, with the same f32 operation order (swg-trn §6.5, gpu.md §3.5).
 
 pub mod affector;
+pub mod block;
 pub mod boundary;
 pub mod feather;
 pub mod filter;
@@ -101,11 +102,12 @@ pub struct Grid {
 }
 
 impl Grid {
-    /// World position of post (col, row), computed from global integers in f64 and then
-    /// rounded once to f32, so a post has the same coordinates in every tile.
+    /// World position of post (col, row), from global integer indices, so a post has the
+    /// same coordinates whichever tile computes it. f32 arithmetic in the same order as the
+    /// kernel (`params.x0 + f32(col) * params.spacing`), so CPU and GPU agree exactly.
     #[inline]
     pub fn post(&self, col: u32, row: u32) -> (f32, f32) {
-        ((self.x0 + col as f64 * self.spacing) as f32, (self.z0 + row as f64 * self.spacing) as f32)
+        (self.x0 as f32 + col as f32 * self.spacing as f32, self.z0 as f32 + row as f32 * self.spacing as f32)
     }
 
     /// The world-space box of posts [c0, c1] × [r0, r1] (inclusive).
@@ -141,18 +143,19 @@ impl HeightEvaluator {
     }
 
     /// Heights of a grid block of posts [c0, c0+cols) × [r0, r0+rows), row-major from the
-    /// south, evaluated with the block's culled program on the calling thread.
+    /// south, evaluated with the block's culled program on the calling thread (row by row,
+    /// layer-major: [`block::height_row`], bit-identical to [`height_at_point`]).
     pub fn grid_block(&self, grid: &Grid, c0: u32, r0: u32, cols: u32, rows: u32, out: &mut [f32]) {
         assert_eq!(out.len(), cols as usize * rows as usize);
         if cols == 0 || rows == 0 {
             return;
         }
         let tile = self.plan.tile_layers(grid.area(c0, r0, c0 + cols - 1, r0 + rows - 1));
+        let xs: Vec<f32> = (0..cols).map(|c| grid.post(c0 + c, 0).0).collect();
+        let mut scratch = block::RowScratch::default();
         for (r, row) in out.chunks_mut(cols as usize).enumerate() {
-            for (c, v) in row.iter_mut().enumerate() {
-                let (x, z) = grid.post(c0 + c as u32, r0 + r as u32);
-                *v = height_at_point(&self.plan, &tile, x, z);
-            }
+            let z = grid.post(0, r0 + r as u32).1;
+            block::height_row(&self.plan, &tile, &xs, z, row, &mut scratch);
         }
     }
 

@@ -1,0 +1,389 @@
+//! `trnbake bake`: a height grid over a region, tile by tile on the GPU or CPU backend, with
+//! checkpointed tiles (a killed bake resumes), deterministic shards for job arrays, and
+//! atomically written outputs plus a manifest.
+//!
+//! Tiles are blocks of posts; every post is evaluated from its global indices, so the result
+//! does not depend on the tile size or on which shard computed it (design.md "Tiles in post
+//! coordinates").
+
+use crate::eval::{Grid, HeightEvaluator};
+use crate::export::{self, PostGrid, WrittenFile};
+use crate::fsutil::write_atomic;
+use crate::gpu::{GpuContext, GpuHeightPass, TileSpec};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Which evaluator runs the height pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// A GPU adapter when one exists (real GPU first, else lavapipe), else the CPU.
+    Auto,
+    Gpu,
+    Cpu,
+}
+
+/// Everything that determines the bake's numbers (the resume/merge fingerprint).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BakeParams {
+    pub input: String,
+    pub input_sha256: String,
+    pub spacing: f64,
+    /// West, south, east, north post positions (world metres).
+    pub region: [f64; 4],
+    pub cols: u32,
+    pub rows: u32,
+    pub tile: u32,
+    pub roads: bool,
+    pub bitmap_gain: bool,
+}
+
+/// A shard of the tile list: tiles whose index is ≡ index−1 (mod count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (k, n) = s.split_once('/').ok_or("expected K/N, e.g. 2/8")?;
+        let index: u32 = k.trim().parse().map_err(|_| format!("`{k}` is not a shard number"))?;
+        let count: u32 = n.trim().parse().map_err(|_| format!("`{n}` is not a shard count"))?;
+        if count == 0 || index == 0 || index > count {
+            return Err(format!("shard {index}/{count}: K must be in 1..=N"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// Validated options of one bake.
+pub struct BakeJob {
+    pub params: BakeParams,
+    pub grid: Grid,
+    pub backend: Backend,
+    pub adapter_filter: Option<String>,
+    pub shard: Option<Shard>,
+    pub outdir: PathBuf,
+    pub quiet: bool,
+    /// Output formats: "tif", "png".
+    pub formats: Vec<String>,
+}
+
+/// Posts from `a` to `b` (inclusive) at `spacing`.
+pub fn post_count(a: f64, b: f64, spacing: f64) -> Result<u32> {
+    if !(spacing > 0.0 && spacing.is_finite()) {
+        bail!("spacing {spacing} must be a positive number of metres");
+    }
+    if !(b >= a) {
+        bail!("region is empty: {b} < {a}");
+    }
+    let n = ((b - a) / spacing + 1e-9).floor() + 1.0;
+    if n > 1_048_577.0 {
+        bail!("{n} posts on a side is more than trnbake bakes (1,048,577)");
+    }
+    Ok(n as u32)
+}
+
+/// The tiles of a grid, row-major from the south-west.
+pub fn tiles(grid: &Grid, tile: u32) -> Vec<TileSpec> {
+    let mut v = Vec::new();
+    for r0 in (0..grid.rows).step_by(tile as usize) {
+        for c0 in (0..grid.cols).step_by(tile as usize) {
+            v.push(TileSpec { c0, r0, cols: tile.min(grid.cols - c0), rows: tile.min(grid.rows - r0) });
+        }
+    }
+    v
+}
+
+const STATE_FILE: &str = "bake-state.json";
+const TILE_DIR: &str = ".trnbake-tiles";
+
+/// The checkpoint of a bake in progress (or of a finished shard).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BakeState {
+    pub params: BakeParams,
+    pub shard: Option<Shard>,
+    pub complete: bool,
+}
+
+fn tile_path(outdir: &Path, t: &TileSpec) -> PathBuf {
+    outdir.join(TILE_DIR).join(format!("r{}-c{}-{}x{}.f32", t.r0, t.c0, t.cols, t.rows))
+}
+
+fn read_tile(path: &Path, t: &TileSpec) -> Option<Vec<f32>> {
+    let bytes = std::fs::read(path).ok()?;
+    if bytes.len() != t.cols as usize * t.rows as usize * 4 {
+        return None;
+    }
+    Some(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+fn place(heights: &mut [f32], grid: &Grid, t: &TileSpec, data: &[f32]) {
+    for r in 0..t.rows as usize {
+        let dst = (t.r0 as usize + r) * grid.cols as usize + t.c0 as usize;
+        heights[dst..dst + t.cols as usize].copy_from_slice(&data[r * t.cols as usize..(r + 1) * t.cols as usize]);
+    }
+}
+
+fn progress_bar(len: u64, quiet: bool, what: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let pb = indicatif::ProgressBar::new(len);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} tiles, {elapsed} (eta {eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(what.to_string());
+    pb
+}
+
+/// What a finished bake reports.
+#[derive(Debug, Serialize)]
+pub struct BakeReport {
+    pub backend: String,
+    pub adapter: Option<crate::gpu::AdapterSummary>,
+    pub posts: u64,
+    pub tiles_computed: usize,
+    pub tiles_resumed: usize,
+    pub compute_seconds: f64,
+    pub total_seconds: f64,
+    pub min_height: f32,
+    pub max_height: f32,
+    pub outputs: Vec<WrittenFile>,
+}
+
+/// Run the height pass of `job` with `evaluator`, checkpointing tiles in the output folder.
+pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport> {
+    let start = Instant::now();
+    std::fs::create_dir_all(job.outdir.join(TILE_DIR))
+        .with_context(|| format!("cannot create {}", job.outdir.display()))?;
+    let state_path = job.outdir.join(STATE_FILE);
+    if let Ok(text) = std::fs::read_to_string(&state_path) {
+        match serde_json::from_str::<BakeState>(&text) {
+            Ok(s) if s.params == job.params && s.shard == job.shard => {}
+            _ => {
+                tracing::warn!("{} belongs to a different bake; starting afresh", state_path.display());
+                let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
+                std::fs::create_dir_all(job.outdir.join(TILE_DIR))?;
+            }
+        }
+    }
+    let state = BakeState { params: job.params.clone(), shard: job.shard, complete: false };
+    write_atomic(&state_path, serde_json::to_string_pretty(&state)?.as_bytes())?;
+
+    let all = tiles(&job.grid, job.params.tile);
+    let mine: Vec<TileSpec> = match job.shard {
+        Some(s) => all.iter().enumerate().filter(|(i, _)| *i as u32 % s.count == s.index - 1).map(|(_, t)| *t).collect(),
+        None => all.clone(),
+    };
+    let todo: Vec<TileSpec> = mine.iter().copied().filter(|t| read_tile(&tile_path(&job.outdir, t), t).is_none()).collect();
+    let resumed = mine.len() - todo.len();
+    if resumed > 0 && !job.quiet {
+        eprintln!("resuming: {resumed} of {} tiles already done", mine.len());
+    }
+
+    // Backend.
+    let mut adapter = None;
+    let gpu = match job.backend {
+        Backend::Cpu => None,
+        Backend::Gpu => Some(GpuContext::new(false, job.adapter_filter.as_deref())?),
+        Backend::Auto => match GpuContext::new(false, job.adapter_filter.as_deref()) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                if !job.quiet {
+                    eprintln!("note: no usable GPU adapter ({e}); baking on the CPU");
+                }
+                None
+            }
+        },
+    };
+    let backend_name = match &gpu {
+        Some(c) => {
+            adapter = Some(c.adapter.clone());
+            if !job.quiet {
+                eprintln!("backend: GPU, adapter {} ({}, {})", c.adapter.name, c.adapter.backend, c.adapter.driver_info);
+            }
+            "gpu".to_string()
+        }
+        None => {
+            if !job.quiet {
+                eprintln!("backend: CPU ({} threads)", rayon::current_num_threads());
+            }
+            "cpu".to_string()
+        }
+    };
+
+    let pb = progress_bar(todo.len() as u64, job.quiet, "height");
+    let t_compute = Instant::now();
+    let mut save_error: Option<anyhow::Error> = None;
+    let mut save = |t: TileSpec, data: &[f32]| {
+        // GPU tiles arrive here one by one while the next tile computes.
+        if save_error.is_some() {
+            return;
+        }
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        if let Err(e) = write_atomic(&tile_path(&job.outdir, &t), bytes) {
+            save_error = Some(anyhow::Error::new(e).context("cannot write a tile checkpoint"));
+        }
+        pb.inc(1);
+    };
+    match &gpu {
+        Some(ctx) => {
+            let pass = GpuHeightPass::new(ctx, &evaluator.plan);
+            pass.run(&job.grid, &todo, &mut save)?;
+            if let Some(e) = save_error.take() {
+                return Err(e);
+            }
+        }
+        None => {
+            use rayon::prelude::*;
+            // Tiles in parallel, each on one thread with its own culled program, each
+            // checkpointed as soon as it is done.
+            todo.par_iter().try_for_each(|t| -> Result<()> {
+                let mut out = vec![0.0f32; t.cols as usize * t.rows as usize];
+                evaluator.grid_block(&job.grid, t.c0, t.r0, t.cols, t.rows, &mut out);
+                write_atomic(&tile_path(&job.outdir, t), bytemuck::cast_slice(&out)).context("cannot write a tile checkpoint")?;
+                pb.inc(1);
+                Ok(())
+            })?;
+        }
+    }
+    pb.finish_and_clear();
+    let compute_seconds = t_compute.elapsed().as_secs_f64();
+
+    let mut report = BakeReport {
+        backend: backend_name,
+        adapter,
+        posts: u64::from(job.grid.cols) * u64::from(job.grid.rows),
+        tiles_computed: todo.len(),
+        tiles_resumed: resumed,
+        compute_seconds,
+        total_seconds: 0.0,
+        min_height: f32::NAN,
+        max_height: f32::NAN,
+        outputs: Vec::new(),
+    };
+    if job.shard.is_some() {
+        let done = BakeState { complete: true, ..state };
+        write_atomic(&state_path, serde_json::to_string_pretty(&done)?.as_bytes())?;
+        report.total_seconds = start.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+    assemble(&job.params, &job.grid, &[job.outdir.clone()], &job.outdir, &job.formats, job.quiet, &mut report)?;
+    report.total_seconds = start.elapsed().as_secs_f64();
+    write_manifest(&job.outdir, &job.params, &report)?;
+    let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
+    let _ = std::fs::remove_file(&state_path);
+    Ok(report)
+}
+
+/// Gather every tile of the grid from `sources` (bake or shard folders), then write the outputs.
+pub fn assemble(
+    params: &BakeParams,
+    grid: &Grid,
+    sources: &[PathBuf],
+    outdir: &Path,
+    formats: &[String],
+    quiet: bool,
+    report: &mut BakeReport,
+) -> Result<()> {
+    let n = grid.cols as usize * grid.rows as usize;
+    let mut heights = Vec::new();
+    heights.try_reserve_exact(n).context("not enough memory for the height grid")?;
+    heights.resize(n, 0.0f32);
+    for t in tiles(grid, params.tile) {
+        let data = sources
+            .iter()
+            .find_map(|s| read_tile(&tile_path(s, &t), &t))
+            .with_context(|| format!("tile at post ({}, {}) is missing from every shard folder", t.c0, t.r0))?;
+        place(&mut heights, grid, &t, &data);
+    }
+    let (min, max) = heights.iter().fold((f32::MAX, f32::MIN), |(a, b), &h| (a.min(h), b.max(h)));
+    report.min_height = min;
+    report.max_height = max;
+    let post_grid = PostGrid { cols: grid.cols, rows: grid.rows, west_x: grid.x0, south_z: grid.z0, spacing: grid.spacing };
+    let citation = format!("SWG {} local metres", Path::new(&params.input).file_stem().map_or("terrain".into(), |s| s.to_string_lossy()));
+    let pb = progress_bar(formats.len() as u64, quiet, "writing");
+    for f in formats {
+        let w = match f.as_str() {
+            "tif" => export::write_geotiff_f32(&outdir.join("height.tif"), &post_grid, &heights, &citation)?,
+            "png" => {
+                let (scale, offset) = export::u16_scale_offset(min, max);
+                export::write_png16(&outdir.join("height.png"), &post_grid, &heights, scale, offset)?
+            }
+            other => bail!("unknown output format `{other}` (tif, png)"),
+        };
+        report.outputs.push(w);
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    Ok(())
+}
+
+fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Result<()> {
+    let v = serde_json::json!({
+        "trnbake_version": env!("CARGO_PKG_VERSION"),
+        "parameters": params,
+        "backend": report.backend,
+        "adapter": report.adapter,
+        "posts": report.posts,
+        "min_height": report.min_height,
+        "max_height": report.max_height,
+        "outputs": report.outputs,
+        "timing": {
+            "compute_seconds": report.compute_seconds,
+            "total_seconds": report.total_seconds,
+            "posts_per_second_end_to_end": report.posts as f64 / report.total_seconds.max(1e-9),
+            "tiles_computed": report.tiles_computed,
+            "tiles_resumed": report.tiles_resumed,
+        },
+    });
+    write_atomic(&outdir.join("manifest.json"), serde_json::to_string_pretty(&v)?.as_bytes())?;
+    Ok(())
+}
+
+/// `trnbake merge OUT SHARD...`: check that the shards belong to one bake and cover it, then
+/// write the outputs and manifest into OUT.
+pub fn merge(outdir: &Path, shards: &[PathBuf], formats: &[String], quiet: bool) -> Result<BakeReport> {
+    let start = Instant::now();
+    let mut params: Option<BakeParams> = None;
+    for s in shards {
+        let p = s.join(STATE_FILE);
+        let text = std::fs::read_to_string(&p).with_context(|| format!("{} is not a shard folder (no {STATE_FILE})", s.display()))?;
+        let st: BakeState = serde_json::from_str(&text).with_context(|| format!("{} is damaged", p.display()))?;
+        if !st.complete {
+            bail!("shard {} has not finished (its {STATE_FILE} says incomplete); re-run it to resume", s.display());
+        }
+        match &params {
+            None => params = Some(st.params),
+            Some(q) if *q != st.params => bail!("{} was baked with different parameters from the other shards", s.display()),
+            _ => {}
+        }
+    }
+    let params = params.context("give at least one shard folder")?;
+    let grid = Grid { x0: params.region[0], z0: params.region[1], spacing: params.spacing, cols: params.cols, rows: params.rows };
+    std::fs::create_dir_all(outdir)?;
+    let mut report = BakeReport {
+        backend: "merge".into(),
+        adapter: None,
+        posts: u64::from(grid.cols) * u64::from(grid.rows),
+        tiles_computed: 0,
+        tiles_resumed: 0,
+        compute_seconds: 0.0,
+        total_seconds: 0.0,
+        min_height: f32::NAN,
+        max_height: f32::NAN,
+        outputs: Vec::new(),
+    };
+    assemble(&params, &grid, shards, outdir, formats, quiet, &mut report)?;
+    report.total_seconds = start.elapsed().as_secs_f64();
+    write_manifest(outdir, &params, &report)?;
+    Ok(report)
+}

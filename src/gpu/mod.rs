@@ -1,0 +1,330 @@
+//! The GPU backend: a wgpu compute pipeline running `kernels/height.wgsl` over the same
+//! [`BakePlan`] the CPU reference evaluates (gpu.md §1.2), tile by tile, with two tiles in
+//! flight so the GPU computes tile k+1 while the CPU consumes tile k (gpu.md §2.4).
+
+pub mod records;
+
+use crate::eval::Grid;
+use crate::plan::BakePlan;
+use bytemuck::Pod;
+use records::{GpuParams, HEIGHT_PASS_WGSL};
+use std::sync::mpsc;
+use wgpu::util::DeviceExt;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    #[error("no GPU adapter found ({0}); install a Vulkan driver (for CI: `apt-get install mesa-vulkan-drivers` gives lavapipe) or use --backend cpu")]
+    NoAdapter(String),
+    #[error("the GPU adapter `{adapter}` cannot run the height pass: {reason}")]
+    Unsuitable { adapter: String, reason: String },
+    #[error("GPU device request failed: {0}")]
+    Device(String),
+    #[error("GPU error: {0}")]
+    Runtime(String),
+}
+
+/// What the baker reports about an adapter (gpu.md §1.3: always print it and store it).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct AdapterSummary {
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+    pub driver_info: String,
+    pub max_storage_buffer_binding_size: u64,
+    pub max_storage_buffers_per_shader_stage: u32,
+}
+
+fn summarize(a: &wgpu::Adapter) -> AdapterSummary {
+    let i = a.get_info();
+    let l = a.limits();
+    AdapterSummary {
+        name: i.name,
+        backend: format!("{:?}", i.backend),
+        device_type: format!("{:?}", i.device_type),
+        driver: i.driver,
+        driver_info: i.driver_info,
+        max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
+        max_storage_buffers_per_shader_stage: l.max_storage_buffers_per_shader_stage,
+    }
+}
+
+/// Storage buffers the height pass binds (kernels/height.wgsl bindings 1–17).
+pub const STORAGE_BUFFERS: u32 = 17;
+
+fn instance() -> wgpu::Instance {
+    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+}
+
+/// Every adapter wgpu sees (honours `WGPU_BACKEND`).
+pub fn list_adapters() -> Vec<AdapterSummary> {
+    pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all())).iter().map(summarize).collect()
+}
+
+/// A device ready to run the height pass.
+pub struct GpuContext {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub adapter: AdapterSummary,
+    pub limits: wgpu::Limits,
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+}
+
+impl GpuContext {
+    /// Pick an adapter: high-performance first (a real GPU beats lavapipe), or only software
+    /// adapters with `software_only`; `name_filter` keeps adapters whose name contains it.
+    pub fn new(software_only: bool, name_filter: Option<&str>) -> Result<GpuContext, GpuError> {
+        let inst = instance();
+        let mut adapters = pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()));
+        adapters.retain(|a| {
+            let i = a.get_info();
+            (!software_only || i.device_type == wgpu::DeviceType::Cpu)
+                && name_filter.is_none_or(|f| i.name.to_lowercase().contains(&f.to_lowercase()))
+                && a.limits().max_storage_buffers_per_shader_stage >= STORAGE_BUFFERS
+        });
+        // gpu.md §1.3: discrete, integrated, other, virtual, cpu; Vulkan before GL.
+        let rank = |a: &wgpu::Adapter| {
+            let i = a.get_info();
+            let t = match i.device_type {
+                wgpu::DeviceType::DiscreteGpu => 0,
+                wgpu::DeviceType::IntegratedGpu => 1,
+                wgpu::DeviceType::Other => 2,
+                wgpu::DeviceType::VirtualGpu => 3,
+                wgpu::DeviceType::Cpu => 4,
+            };
+            (t, (i.backend != wgpu::Backend::Vulkan) as u8)
+        };
+        adapters.sort_by_key(rank);
+        let Some(adapter) = adapters.into_iter().next() else {
+            let seen: Vec<String> = list_adapters().iter().map(|a| format!("{} ({})", a.name, a.backend)).collect();
+            return Err(GpuError::NoAdapter(if seen.is_empty() {
+                "wgpu sees no adapter at all".into()
+            } else {
+                format!("none suitable among: {}", seen.join(", "))
+            }));
+        };
+        let summary = summarize(&adapter);
+        let limits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("trnbake"),
+            required_features: wgpu::Features::empty(),
+            // Not Limits::default(): that caps bindings at 128 MiB everywhere (gpu.md §1.2).
+            required_limits: limits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| GpuError::Device(e.to_string()))?;
+        device.on_uncaptured_error(std::sync::Arc::new(|e| tracing::error!("uncaptured wgpu error: {e}")));
+
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("height_pass"),
+            source: wgpu::ShaderSource::Wgsl(HEIGHT_PASS_WGSL.into()),
+        });
+        let storage = |binding: u32, read_only: bool| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let mut entries = vec![wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: None },
+            count: None,
+        }];
+        entries.extend((1..STORAGE_BUFFERS).map(|b| storage(b, true)));
+        entries.push(storage(STORAGE_BUFFERS, false));
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("height_pass"), entries: &entries });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("height_pass"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("height_pass"),
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some("height_pass"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Unsuitable { adapter: summary.name, reason: e.to_string() });
+        }
+        Ok(GpuContext { device, queue, adapter: summary, limits, pipeline, layout })
+    }
+
+    /// The largest square tile (posts a side, a multiple of 8) whose f32 output fits one
+    /// storage binding, capped at `cap` (gpu.md §2.4: lavapipe allows 128 MiB).
+    pub fn max_tile(&self, cap: u32) -> u32 {
+        let by_binding = ((self.limits.max_storage_buffer_binding_size / 4) as f64).sqrt() as u32;
+        let by_buffer = ((self.limits.max_buffer_size / 4) as f64).sqrt() as u32;
+        (by_binding.min(by_buffer).min(cap) / 8 * 8).max(8)
+    }
+}
+
+/// A rectangle of posts of a grid: [c0, c0+cols) × [r0, r0+rows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TileSpec {
+    pub c0: u32,
+    pub r0: u32,
+    pub cols: u32,
+    pub rows: u32,
+}
+
+/// The plan uploaded once, for many tiles.
+pub struct GpuHeightPass<'a> {
+    ctx: &'a GpuContext,
+    plan: &'a BakePlan,
+    buffers: Vec<wgpu::Buffer>,
+}
+
+fn storage_buffer<T: Pod>(device: &wgpu::Device, label: &str, data: &[T], fallback: T) -> wgpu::Buffer {
+    // wgpu cannot bind an empty buffer: upload one dummy element, which the records never index.
+    let one = [fallback];
+    let data: &[T] = if data.is_empty() { &one } else { data };
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytemuck::cast_slice(data),
+        usage: wgpu::BufferUsages::STORAGE,
+    })
+}
+
+struct InFlight {
+    tile: TileSpec,
+    staging: wgpu::Buffer,
+    done: mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    submission: wgpu::SubmissionIndex,
+}
+
+impl<'a> GpuHeightPass<'a> {
+    pub fn new(ctx: &'a GpuContext, plan: &'a BakePlan) -> GpuHeightPass<'a> {
+        let d = &ctx.device;
+        let buffers = vec![
+            storage_buffer(d, "layers", &plan.layers, Default::default()),
+            storage_buffer(d, "boundaries", &plan.boundaries, Default::default()),
+            storage_buffer(d, "filters", &plan.filters, Default::default()),
+            storage_buffer(d, "affectors", &plan.affectors, Default::default()),
+            storage_buffer(d, "roads", &plan.roads, Default::default()),
+            storage_buffer(d, "points", &plan.points, [0.0; 2]),
+            storage_buffer(d, "road_segments", &plan.road_segments, [0; 2]),
+            storage_buffer(d, "road_samples", &plan.road_samples, [0.0; 4]),
+            storage_buffer(d, "road_heights", &plan.road_heights, 0.0),
+            storage_buffer(d, "fractals", &plan.fractal_records, Default::default()),
+            storage_buffer(d, "perm", &plan.perm_table(), 0),
+            storage_buffer(d, "gradients", &plan.gradient_table(), [0.0; 2]),
+            storage_buffer(d, "bitmaps", &plan.bitmap_records, Default::default()),
+            storage_buffer(d, "bitmap_words", &plan.bitmap_words(), 0),
+        ];
+        GpuHeightPass { ctx, plan, buffers }
+    }
+
+    fn submit(&self, grid: &Grid, tile: TileSpec) -> InFlight {
+        let d = &self.ctx.device;
+        let list = self.plan.tile_layers(grid.area(tile.c0, tile.r0, tile.c0 + tile.cols - 1, tile.r0 + tile.rows - 1));
+        let params = GpuParams {
+            x0: grid.x0 as f32,
+            z0: grid.z0 as f32,
+            spacing: grid.spacing as f32,
+            half_width: self.plan.half_width,
+            grid_cols: grid.cols,
+            grid_rows: grid.rows,
+            tile_c0: tile.c0,
+            tile_r0: tile.r0,
+            tile_cols: tile.cols,
+            tile_rows: tile.rows,
+            tile_layer_count: list.layers.len() as u32,
+            _pad: 0,
+        };
+        let uniform = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("params"),
+            contents: bytemuck::bytes_of(&params),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let tile_layers = storage_buffer(d, "tile_layers", &list.layers, Default::default());
+        let tile_boundaries = storage_buffer(d, "tile_boundaries", &list.boundaries, 0);
+        let bytes = u64::from(tile.cols) * u64::from(tile.rows) * 4;
+        let output = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("heights"),
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let staging = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("staging"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut resources: Vec<&wgpu::Buffer> = vec![&uniform];
+        resources.extend(self.buffers.iter());
+        resources.push(&tile_layers);
+        resources.push(&tile_boundaries);
+        resources.push(&output);
+        let entries: Vec<wgpu::BindGroupEntry> = resources
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
+            .collect();
+        let bind = d.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("height_pass"), layout: &self.ctx.layout, entries: &entries });
+        let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("height_pass") });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("height_pass"), timestamp_writes: None });
+            pass.set_pipeline(&self.ctx.pipeline);
+            pass.set_bind_group(0, &bind, &[]);
+            pass.dispatch_workgroups(tile.cols.div_ceil(8), tile.rows.div_ceil(8), 1);
+        }
+        enc.copy_buffer_to_buffer(&output, 0, &staging, 0, bytes);
+        let submission = self.ctx.queue.submit([enc.finish()]);
+        let (tx, rx) = mpsc::channel();
+        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        InFlight { tile, staging, done: rx, submission }
+    }
+
+    fn finish(&self, f: InFlight, sink: &mut dyn FnMut(TileSpec, &[f32])) -> Result<(), GpuError> {
+        self.ctx
+            .device
+            .poll(wgpu::PollType::Wait { submission_index: Some(f.submission), timeout: None })
+            .map_err(|e| GpuError::Runtime(e.to_string()))?;
+        f.done
+            .recv()
+            .map_err(|e| GpuError::Runtime(e.to_string()))?
+            .map_err(|e| GpuError::Runtime(format!("reading a tile back failed: {e}")))?;
+        {
+            let view = f.staging.slice(..).get_mapped_range().map_err(|e| GpuError::Runtime(e.to_string()))?;
+            sink(f.tile, bytemuck::cast_slice(&view));
+        }
+        f.staging.unmap();
+        Ok(())
+    }
+
+    /// Compute `tiles` of `grid`, handing each finished tile (row-major, row 0 = south) to
+    /// `sink` in order, with the next tile already submitted while `sink` runs.
+    pub fn run(&self, grid: &Grid, tiles: &[TileSpec], sink: &mut dyn FnMut(TileSpec, &[f32])) -> Result<(), GpuError> {
+        let scope = self.ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut pending: Option<InFlight> = None;
+        for &t in tiles {
+            let next = self.submit(grid, t);
+            if let Some(prev) = pending.take() {
+                self.finish(prev, sink)?;
+            }
+            pending = Some(next);
+        }
+        if let Some(prev) = pending.take() {
+            self.finish(prev, sink)?;
+        }
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Runtime(e.to_string()));
+        }
+        Ok(())
+    }
+}
