@@ -204,7 +204,7 @@ impl Default for Limits {
 /// A problem at a place in a file: the chunk path (e.g.
 /// `PTAT/0015/TGEN/0000/LYRS/LAYR[12]/0003/BPOL/0007/DATA`) and a byte offset.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{path} at byte offset {offset}: {message}")]
+#[error("{} at byte offset {offset}: {message}", if path.is_empty() { "start of file" } else { path })]
 pub struct FormatError {
     pub path: String,
     pub offset: usize,
@@ -284,14 +284,32 @@ impl Parser<'_> {
         }
         let tag = Tag([self.bytes[at], self.bytes[at + 1], self.bytes[at + 2], self.bytes[at + 3]]);
         let size = u32::from_be_bytes(self.bytes[at + 4..at + 8].try_into().unwrap()) as usize;
-        let here = if parent_path.is_empty() { tag.to_string() } else { format!("{parent_path}/{tag}") };
+        // A FORM is named by its type (`PTAT`, `LAYR`) when the bytes are there to read it.
+        let name = if tag == Tag::FORM && limit - at >= 12 {
+            Tag(self.bytes[at + 8..at + 12].try_into().unwrap())
+        } else {
+            tag
+        };
+        let here = if parent_path.is_empty() { name.to_string() } else { format!("{parent_path}/{name}") };
         let body = at + 8;
         if size > limit - body {
-            return Err(FormatError::new(
-                here,
+            let err = FormatError::new(
+                here.clone(),
                 at,
                 format!("size {size} runs past the end of its parent ({} bytes left)", limit - body),
-            ));
+            );
+            // A truncated FORM: the useful place is the first child the cut runs through,
+            // so walk the children that are there and report the deepest one that is cut.
+            if tag == Tag::FORM && limit - at >= 12 && depth < self.limits.max_depth {
+                let mut pos = body + 4;
+                while pos < limit {
+                    match self.node(pos, limit, &here, depth + 1) {
+                        Ok((_, next)) => pos = next,
+                        Err(inner) => return Err(inner),
+                    }
+                }
+            }
+            return Err(err);
         }
         let end = body + size;
         if tag != Tag::FORM {
@@ -366,12 +384,12 @@ mod tests {
     #[test]
     fn oversized_child_is_an_error_with_path_and_offset() {
         let mut bytes = form(b"PTAT", &form(b"0015", &chunk(b"DATA", &[0; 4])));
-        // DATA says 4 GB.
-        let at = 24;
+        // DATA (header at byte 24, size field at 28) says 4 GB.
+        let at = 28;
         bytes[at..at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
         let err = parse(&bytes, &Limits::default()).unwrap_err();
         assert_eq!(err.path, "PTAT/0015/DATA");
-        assert_eq!(err.offset, 20);
+        assert_eq!(err.offset, 24);
         assert!(err.message.contains("runs past"), "{err}");
     }
 

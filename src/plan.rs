@@ -200,8 +200,8 @@ impl Default for HeightOptions {
 pub enum PlanError {
     #[error("layer `{layer}` needs bitmap family {family} (`{path}`), but {reason}; pass --data-root DIR so that `{path}` resolves to DIR/{path}, or --missing-bitmaps=zero to treat it as black")]
     MissingBitmap { layer: String, family: i32, path: String, reason: String },
-    #[error("layer `{layer}`: bitmap `{}`: {source}", path.display())]
-    Bitmap { layer: String, path: PathBuf, source: BitmapError },
+    #[error("layer `{layer}`: bitmap `{}`: {error}", path.display())]
+    Bitmap { layer: String, path: PathBuf, error: BitmapError },
     #[error("the layer tree is nested {0} deep; at most {MAX_DEPTH} is supported")]
     TooDeep(usize),
 }
@@ -692,7 +692,7 @@ fn load_family_bitmap(root: Option<&Path>, rel: &str, layer: &str, family: i32) 
             reason: format!("{} does not exist", path.display()),
         });
     }
-    Bitmap::load_tga(&path).map_err(|source| PlanError::Bitmap { layer: layer.into(), path, source })
+    Bitmap::load_tga(&path).map_err(|error| PlanError::Bitmap { layer: layer.into(), path, error })
 }
 
 impl BakePlan {

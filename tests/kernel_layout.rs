@@ -342,7 +342,7 @@ fn only_exact_builtins() {
     use naga::MathFunction as M;
     let m = module();
     let allowed = [M::Abs, M::Floor, M::Sqrt, M::Min];
-    let mut check = |name: &str, f: &naga::Function| {
+    let check = |name: &str, f: &naga::Function| {
         for (_, e) in f.expressions.iter() {
             if let Expression::Math { fun, .. } = e {
                 assert!(allowed.contains(fun), "`{name}` uses {fun:?}, which a GPU may compute differently from the CPU reference");

@@ -4,7 +4,8 @@
 //! Every payload struct is declared once with [`payload_struct!`], which derives both its
 //! decoder and its encoder from the same field list, so reader and writer cannot drift.
 
-use crate::iff::{child_segment, Chunk, Form, FormatError, Node, Tag};
+use crate::iff::{Chunk, Form, FormatError, Node, Tag};
+use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 /// A field that can be decoded from and encoded to a chunk payload.
@@ -222,13 +223,24 @@ pub struct FormReader<'a> {
     form: &'a Form,
     path: String,
     next: usize,
+    /// How many children carry each tag, and how many of those were passed: the sibling
+    /// index of a path segment (`LAYR[12]`) in O(1), so a FORM with 100,000 children is
+    /// walked in linear time.
+    totals: HashMap<Tag, usize>,
+    seen: HashMap<Tag, usize>,
 }
 
 impl<'a> FormReader<'a> {
     /// Start at `node`, which must be a FORM of type `tag` (any type when `None`).
     pub fn open(node: &'a Node, path: String, tag: Option<&[u8; 4]>) -> Result<Self, FormatError> {
         match node {
-            Node::Form(f) if tag.is_none_or(|t| f.tag.0 == *t) => Ok(FormReader { form: f, path, next: 0 }),
+            Node::Form(f) if tag.is_none_or(|t| f.tag.0 == *t) => {
+                let mut totals = HashMap::new();
+                for c in &f.children {
+                    *totals.entry(c.tag()).or_insert(0) += 1;
+                }
+                Ok(FormReader { form: f, path, next: 0, totals, seen: HashMap::new() })
+            }
             _ => Err(FormatError::new(
                 path,
                 node.offset(),
@@ -263,24 +275,33 @@ impl<'a> FormReader<'a> {
     pub fn next_is_chunk(&self, tag: &[u8; 4]) -> bool {
         matches!(self.peek(), Some(Node::Chunk(c)) if c.tag.0 == *tag)
     }
-    fn child_path(&self, i: usize) -> String {
-        format!("{}/{}", self.path, child_segment(&self.form.children, i))
+    /// Path of the next child (`TAG`, or `TAG[k]` when several siblings share the tag).
+    fn next_path(&self) -> String {
+        let Some(n) = self.form.children.get(self.next) else { return self.path.clone() };
+        let tag = n.tag();
+        if self.totals.get(&tag).copied().unwrap_or(0) > 1 {
+            format!("{}/{tag}[{}]", self.path, self.seen.get(&tag).copied().unwrap_or(0))
+        } else {
+            format!("{}/{tag}", self.path)
+        }
+    }
+    fn advance(&mut self) {
+        if let Some(n) = self.form.children.get(self.next) {
+            *self.seen.entry(n.tag()).or_insert(0) += 1;
+            self.next += 1;
+        }
     }
     /// Consume the next child, whatever it is, with its path.
     pub fn take(&mut self) -> Option<(&'a Node, String)> {
         let n = self.form.children.get(self.next)?;
-        let p = self.child_path(self.next);
-        self.next += 1;
+        let p = self.next_path();
+        self.advance();
         Some((n, p))
     }
     fn missing(&self, what: String) -> FormatError {
         let end = self.form.offset + 8 + self.form.children.iter().map(Node::encoded_len).sum::<usize>() + 4;
         match self.peek() {
-            Some(n) => FormatError::new(
-                self.child_path(self.next),
-                n.offset(),
-                format!("expected {what}, found {}", describe(n)),
-            ),
+            Some(n) => FormatError::new(self.next_path(), n.offset(), format!("expected {what}, found {}", describe(n))),
             None => FormatError::new(self.path.clone(), end, format!("expected {what}, found the end of the FORM")),
         }
     }
@@ -288,8 +309,8 @@ impl<'a> FormReader<'a> {
     pub fn form(&mut self, tag: Option<&[u8; 4]>) -> Result<FormReader<'a>, FormatError> {
         match self.peek() {
             Some(n @ Node::Form(f)) if tag.is_none_or(|t| f.tag.0 == *t) => {
-                let path = self.child_path(self.next);
-                self.next += 1;
+                let path = self.next_path();
+                self.advance();
                 FormReader::open(n, path, None)
             }
             _ => Err(self.missing(match tag {
@@ -302,8 +323,8 @@ impl<'a> FormReader<'a> {
     pub fn chunk(&mut self, tag: &[u8; 4]) -> Result<PayloadReader<'a>, FormatError> {
         match self.peek() {
             Some(Node::Chunk(c)) if c.tag.0 == *tag => {
-                let path = self.child_path(self.next);
-                self.next += 1;
+                let path = self.next_path();
+                self.advance();
                 Ok(PayloadReader::new(&c.data, c.offset + 8, path))
             }
             _ => Err(self.missing(format!("chunk {}", Tag(*tag)))),
@@ -321,7 +342,7 @@ impl<'a> FormReader<'a> {
         match self.peek() {
             None => Ok(()),
             Some(n) => Err(FormatError::new(
-                self.child_path(self.next),
+                self.next_path(),
                 n.offset(),
                 format!("unexpected {} in FORM {}", describe(n), self.form.tag),
             )),

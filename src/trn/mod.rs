@@ -99,10 +99,11 @@ impl<'de> Deserialize<'de> for RawNode {
 /// Reading a file failed: which file, and where in it.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("cannot read {}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
-    #[error("{}: {source}", path.display())]
-    Format { path: PathBuf, source: FormatError },
+    // The inner errors are fields, not `source`s, so `{:#}` prints them once.
+    #[error("cannot read {}: {error}", path.display())]
+    Io { path: PathBuf, error: std::io::Error },
+    #[error("{}: {error}", path.display())]
+    Format { path: PathBuf, error: FormatError },
 }
 
 impl Terrain {
@@ -114,8 +115,8 @@ impl Terrain {
 
     /// Read a `.trn` file; errors name the file, the chunk path and the byte offset.
     pub fn load(path: &Path) -> Result<Terrain, LoadError> {
-        let bytes = std::fs::read(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
-        Terrain::from_bytes(&bytes).map_err(|source| LoadError::Format { path: path.to_owned(), source })
+        let bytes = std::fs::read(path).map_err(|error| LoadError::Io { path: path.to_owned(), error })?;
+        Terrain::from_bytes(&bytes).map_err(|error| LoadError::Format { path: path.to_owned(), error })
     }
 
     pub fn from_node(root: &Node) -> Result<Terrain, FormatError> {

@@ -838,4 +838,103 @@ mod tests {
         assert_eq!(e.path, "X/AHCN/0000/DATA");
         assert!(e.message.contains("trailing"), "{e}");
     }
+
+    /// Little-endian payload builder for hand-made byte vectors.
+    #[derive(Default)]
+    struct P(Vec<u8>);
+    impl P {
+        fn i(mut self, v: i32) -> Self {
+            self.0.extend_from_slice(&v.to_le_bytes());
+            self
+        }
+        fn f(mut self, v: f32) -> Self {
+            self.0.extend_from_slice(&v.to_le_bytes());
+            self
+        }
+        fn s(mut self, v: &str) -> Self {
+            self.0.extend_from_slice(v.as_bytes());
+            self.0.push(0);
+            self
+        }
+        fn b(mut self, v: &[u8]) -> Self {
+            self.0.extend_from_slice(v);
+            self
+        }
+    }
+
+    /// Every rule tag and version of swg-trn §4.3–§4.5, from hand-built payloads in the
+    /// spec's field order: it reads as the expected variant and writes back byte for byte.
+    #[test]
+    fn every_rule_kind_from_hand_built_payloads() {
+        let data = |p: P| vec![chunk(b"DATA", p.0)];
+        let parm = |p: P| vec![parm_node(p.0)];
+        let hdta = |samples: &[[f32; 3]], d: P| {
+            let mut sg = Vec::new();
+            for s in samples {
+                for v in s {
+                    sg.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+            vec![form(b"DATA", vec![form(b"HDTA", vec![version_form(1, vec![chunk(b"SGMT", sg)])]), chunk(b"DATA", d.0)])]
+        };
+        let pts = |p: P| p.i(2).f(0.0).f(0.0).f(10.0).f(5.0);
+        let cases: Vec<(&[u8; 4], u16, Vec<Node>, &str)> = vec![
+            (b"BCIR", 2, data(P::default().f(1.0).f(2.0).f(3.0).i(1).f(0.5)), "circle"),
+            (b"BREC", 2, data(P::default().f(1.0).f(2.0).f(3.0).f(4.0).i(0).f(0.5)), "rectangle"),
+            (b"BREC", 3, data(P::default().f(1.0).f(2.0).f(3.0).f(4.0).i(0).f(0.5).i(1).i(1).f(-210.0).f(2.0).s("w")), "rectangle"),
+            (b"BREC", 4, data(P::default().f(1.0).f(2.0).f(3.0).f(4.0).i(0).f(0.5).i(1).i(0).f(73.0).f(2.0).s("lava").i(1)), "rectangle"),
+            (b"BPOL", 5, data(pts(P::default()).i(0).f(300.0).i(0).f(0.0).f(2.0).s("")), "polygon"),
+            (b"BPOL", 7, data(pts(P::default()).i(0).f(300.0).i(1).f(73.0).f(64.0).i(1).s("wter_lava_01_still")), "polygon"),
+            (b"BPLN", 1, data(pts(P::default()).i(2).f(0.5).f(4.0)), "polyline"),
+            (b"BPLN", 3, data(pts(P::default()).i(3).f(0.25).f(8.0)), "polyline"),
+            (b"FHGT", 2, data(P::default().f(10.0).f(20.0).i(0).f(0.5)), "filter_height"),
+            (b"FSLP", 2, data(P::default().f(15.0).f(45.0).i(1).f(0.2)), "filter_slope"),
+            (b"FDIR", 0, data(P::default().f(-45.0).f(45.0).i(0).f(0.0)), "filter_direction"),
+            (b"FSHD", 0, data(P::default().i(4)), "filter_shader"),
+            (b"FFRA", 5, parm(P::default().i(3).i(0).f(0.5).f(0.2).f(0.8).f(1.0)), "filter_fractal"),
+            (b"FBIT", 1, parm(P::default().i(1).i(0).f(0.0).f(0.0).f(1.0).f(-0.5)), "filter_bitmap"),
+            (b"AHCN", 0, data(P::default().i(1).f(300.0)), "height_constant"),
+            (b"AHFR", 3, parm(P::default().i(1).i(0).f(50.0)), "height_fractal"),
+            (b"AHTR", 4, data(P::default().f(0.216).f(30.0)), "height_terrace"),
+            (b"ACCN", 0, data(P::default().i(2).b(&[255, 0, 7])), "color_constant"),
+            (b"ACRH", 0, data(P::default().i(0).f(0.0).f(100.0).s("colorramp/x.tga")), "color_ramp_height"),
+            (b"ACRF", 1, parm(P::default().i(5).i(1).s("colorramp/y.tga")), "color_ramp_fractal"),
+            (b"ASCN", 1, data(P::default().i(2).i(1).f(0.319)), "shader_constant"),
+            (b"ASRP", 1, data(P::default().i(2).i(3).i(0).f(1.0)), "shader_replace"),
+            (b"AENV", 0, data(P::default().i(6).i(0).f(1.0)), "environment"),
+            (b"AEXC", 0, data(P::default()), "exclude"),
+            (b"APAS", 0, data(P::default().b(&[1]).f(0.5)), "passable"),
+            (b"AFSC", 4, data(P::default().i(3).i(1).i(0).i(1).f(0.6)), "flora_collidable"),
+            (b"AFSN", 4, data(P::default().i(3).i(0).i(1).i(0).f(0.0)), "flora_non_collidable"),
+            (b"AFDN", 2, data(P::default().i(2).i(1).i(0).i(0).f(1.0)), "flora_radial_near"),
+            (b"AFDF", 2, data(P::default().i(2).i(0).i(0).i(0).f(1.0)), "flora_radial_far"),
+            (b"AROA", 5, hdta(&[[0.0, 60.0, 0.0], [10.0, 61.0, 5.0]], pts(P::default()).f(12.0).i(3).i(1).f(0.5).i(0).f(0.25)), "road"),
+            (b"AROA", 6, hdta(&[[0.0, 60.0, 0.0]], pts(P::default()).i(2).f(60.0).f(61.0).f(12.0).i(3).i(1).f(0.5).i(0).f(0.25).i(1)), "road"),
+            (
+                b"ARIV",
+                5,
+                hdta(&[[0.0, 9.0, 0.0]], pts(P::default()).f(20.0).i(1).i(2).i(0).f(0.5).f(3.0).f(1.0).i(1).f(1.5).f(10.0).f(2.0).s("wter")),
+                "river",
+            ),
+            (
+                b"ARIV",
+                6,
+                hdta(&[[0.0, 9.0, 0.0]], pts(P::default()).f(20.0).i(1).i(2).i(0).f(0.5).f(3.0).f(1.0).i(1).f(1.5).f(10.0).f(2.0).s("wter").i(0)),
+                "river",
+            ),
+            (
+                b"ARIB",
+                5,
+                vec![form(b"DATA", vec![chunk(b"DATA", P::default().i(1).f(1.0).f(2.0).f(3.0).f(6.0).f(64.0).f(0.1).f(2.0).i(4).i(0).f(0.5).s("wter_lava").i(1).0)])],
+                "ribbon",
+            ),
+        ];
+        for (tag, version, body, ty) in cases {
+            let bytes = rule_bytes(tag, version, body, "item");
+            let rule = round_trip(&bytes);
+            assert_eq!(rule.kind.tag_and_version(), (tag, version), "{}", String::from_utf8_lossy(tag));
+            let json = serde_json::to_value(&rule).unwrap();
+            assert_eq!(json["type"], ty, "{}", String::from_utf8_lossy(tag));
+        }
+    }
 }
