@@ -120,7 +120,7 @@ impl Terrain {
             tiles_per_chunk: h.tiles_per_chunk,
             pole_spacing: spacing,
             posts_per_side: if spacing > 0.0 && h.map_width.is_finite() && h.map_width > 0.0 {
-                (h.map_width / spacing) as u64 + 1
+                ((h.map_width / spacing) as u64).saturating_add(1)
             } else {
                 0
             },
