@@ -1,0 +1,100 @@
+//! End-to-end bakes of the demo terrain: outputs and manifest, shards + merge equal a single
+//! bake, and a killed bake resumes from its checkpoints (CPU backend, so it runs anywhere).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn trnbake() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_trnbake"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("trnbake-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn bake(out: &Path, extra: &[&str]) {
+    let mut c = trnbake();
+    c.args(["bake", "--backend", "cpu", "--spacing", "16", "--tile", "48", "-q", "-o"]).arg(out).args(extra);
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn demo_bake_writes_outputs_and_manifest() {
+    let out = tmp("plain");
+    bake(&out, &[]);
+    for f in ["height.tif", "height.png", "manifest.json"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["parameters"]["cols"], 257);
+    assert_eq!(m["backend"], "cpu");
+    assert!(m["max_height"].as_f64().unwrap() > m["min_height"].as_f64().unwrap());
+    assert_eq!(m["outputs"].as_array().unwrap().len(), 2);
+    assert!(!out.join(".trnbake-tiles").exists(), "checkpoints are removed after a finished bake");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn shards_merge_to_the_single_bake() {
+    let (single, s1, s2, merged) = (tmp("single"), tmp("s1"), tmp("s2"), tmp("merged"));
+    bake(&single, &[]);
+    bake(&s1, &["--shard", "1/2"]);
+    bake(&s2, &["--shard", "2/2"]);
+    let o = trnbake().args(["merge", "-q", "-o"]).arg(&merged).arg(&s1).arg(&s2).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["height.tif", "height.png"] {
+        assert_eq!(std::fs::read(single.join(f)).unwrap(), std::fs::read(merged.join(f)).unwrap(), "{f} differs");
+    }
+    // One shard alone cannot be merged.
+    let o = trnbake().args(["merge", "-q", "-o"]).arg(tmp("partial")).arg(&s1).output().unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing"), "{}", String::from_utf8_lossy(&o.stderr));
+    for d in [single, s1, s2, merged] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
+#[test]
+fn killed_bake_resumes_from_checkpoints() {
+    let (fresh, killed) = (tmp("fresh"), tmp("killed"));
+    bake(&fresh, &[]);
+    // Half the tiles done: what a bake killed midway leaves (a finished shard 1/2 whose
+    // state is turned back into the unsharded bake's).
+    bake(&killed, &["--shard", "1/2"]);
+    let state_path = killed.join("bake-state.json");
+    let mut state: serde_json::Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    state["shard"] = serde_json::Value::Null;
+    state["complete"] = false.into();
+    std::fs::write(&state_path, serde_json::to_vec(&state).unwrap()).unwrap();
+    let o = trnbake()
+        .args(["bake", "--backend", "cpu", "--spacing", "16", "--tile", "48", "-o"])
+        .arg(&killed)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("resuming: 18 of 36 tiles already done"), "{err}");
+    assert_eq!(std::fs::read(fresh.join("height.tif")).unwrap(), std::fs::read(killed.join("height.tif")).unwrap());
+    std::fs::remove_dir_all(fresh).unwrap();
+    std::fs::remove_dir_all(killed).unwrap();
+}
+
+#[test]
+fn bad_arguments_are_user_errors() {
+    for args in [
+        vec!["bake", "--region", "1,2,3"],
+        vec!["bake", "--spacing", "-2"],
+        vec!["bake", "--shard", "3/2"],
+        vec!["bake", "--format", "jpg"],
+        vec!["sample", "--at", "1"],
+        vec!["info", "/nonexistent/x.trn"],
+    ] {
+        let o = trnbake().args(&args).output().unwrap();
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(matches!(o.status.code(), Some(1) | Some(2)), "{args:?}: {:?}", o.status);
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"), "{args:?} panicked");
+    }
+}
