@@ -728,3 +728,15 @@ fn fuzz_regressions_replay() {
         assert!(r.is_ok(), "{} panicked", p.display());
     }
 }
+
+/// The first fuzzer find: a 16384 m map whose chunk width is 6e-36 makes the pole spacing so
+/// small that `map_width / spacing` saturates `u64` and `posts_per_side` (`+ 1`) overflowed
+/// (a panic with overflow checks, a silent 0 in release builds, which CI uses).
+#[test]
+fn info_posts_per_side_does_not_wrap() {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_regressions/info_posts_per_side_overflow.trn");
+    let t = Terrain::from_bytes(&std::fs::read(p).unwrap()).unwrap();
+    assert!(t.header.map_width > 0.0 && t.header.pole_spacing() > 0.0);
+    let posts = std::panic::catch_unwind(|| t.info().posts_per_side).expect("info() panicked");
+    assert!(posts > 0, "posts_per_side wrapped to {posts}");
+}
