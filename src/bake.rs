@@ -19,7 +19,8 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
-    /// A GPU adapter when one exists (real GPU first, else lavapipe), else the CPU.
+    /// A hardware GPU adapter when one exists, else the CPU backend (a software adapter
+    /// such as lavapipe is slower than the CPU backend; `gpu` still uses it).
     Auto,
     Gpu,
     Cpu,
@@ -195,6 +196,14 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         Backend::Cpu => None,
         Backend::Gpu => Some(GpuContext::new(false, job.adapter_filter.as_deref())?),
         Backend::Auto => match GpuContext::new(false, job.adapter_filter.as_deref()) {
+            // A software adapter (lavapipe) runs the kernel far slower than the CPU backend
+            // (README, Performance), so `auto` only takes real GPUs; `--backend gpu` forces it.
+            Ok(c) if c.adapter.device_type == "Cpu" && job.adapter_filter.is_none() => {
+                if !job.quiet {
+                    eprintln!("note: only a software GPU adapter ({}) is present; baking on the faster CPU backend (--backend gpu forces the adapter)", c.adapter.name);
+                }
+                None
+            }
             Ok(c) => Some(c),
             Err(e) => {
                 if !job.quiet {
