@@ -58,11 +58,19 @@ fn compare(a: &[f32], b: &[f32]) -> (f32, usize, usize) {
 }
 
 fn evaluator(t: &Terrain) -> HeightEvaluator {
-    HeightEvaluator::new(t, &HeightOptions { data_root: Some(common::swg_root()), ..Default::default() }).unwrap()
+    evaluator_with(t, false)
+}
+
+fn evaluator_with(t: &Terrain, roads: bool) -> HeightEvaluator {
+    HeightEvaluator::new(t, &HeightOptions { data_root: Some(common::swg_root()), roads, ..Default::default() }).unwrap()
 }
 
 fn parity(name: &str, t: &Terrain, ctx: &GpuContext, grid: Grid) {
-    let e = evaluator(t);
+    parity_with(name, t, ctx, grid, false)
+}
+
+fn parity_with(name: &str, t: &Terrain, ctx: &GpuContext, grid: Grid, roads: bool) {
+    let e = evaluator_with(t, roads);
     let cpu = cpu_grid(&e, &grid);
     let g = gpu_grid(ctx, &e, &grid, 512);
     let (max, same, n) = compare(&cpu, &g);
@@ -94,4 +102,19 @@ fn gpu_matches_cpu_on_real_planets() {
         let t = Terrain::load(&p).unwrap();
         parity(&format!("{name} whole map"), &t, &ctx, Grid { x0: -8192.0, z0: -8192.0, spacing: 16.0, cols: 1025, rows: 1025 });
     }
+}
+
+#[test]
+fn gpu_matches_cpu_with_roads_and_rivers() {
+    let Some(ctx) = gpu() else { return };
+    // Dathomir has roads and rivers; a 2 m window on one of its roads, and the whole map.
+    let Some(p) = common::real_file("terrain/dathomir.trn") else { return };
+    let t = Terrain::load(&p).unwrap();
+    parity_with("dathomir roads on, whole map", &t, &ctx, Grid { x0: -8192.0, z0: -8192.0, spacing: 32.0, cols: 513, rows: 513 }, true);
+    let e = evaluator_with(&t, true);
+    assert!(!e.plan.roads.is_empty(), "dathomir's plan has road records");
+    let r = e.plan.roads[0];
+    let [x, z] = e.plan.points[r.point_start as usize];
+    let grid = Grid { x0: (x - 256.0).round() as f64, z0: (z - 256.0).round() as f64, spacing: 2.0, cols: 257, rows: 257 };
+    parity_with("dathomir roads on, 2 m at a road", &t, &ctx, grid, true);
 }
