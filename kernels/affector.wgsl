@@ -56,6 +56,22 @@ fn height_terrace(h: f32, flat_ratio: f32, terrace_height: f32, t: f32) -> f32 {
     return h + (target_h - h) * t;
 }
 
+/// The point of segment a→b nearest to (x, z): vec2(squared distance, parameter u ∈ [0, 1]).
+/// Port of `nearest_on_segment` in src/eval/affector.rs.
+fn nearest_on_segment(ax: f32, az: f32, bx: f32, bz: f32, x: f32, z: f32) -> vec2<f32> {
+    let ex = bx - ax;
+    let ez = bz - az;
+    let len2 = ex * ex + ez * ez;
+    var u = 0.0f;
+    if (len2 > 0.0) {
+        u = ((x - ax) * ex + (z - az) * ez) / len2;
+    }
+    u = rclamp(u, 0.0, 1.0);
+    let px = ax + u * ex - x;
+    let pz = az + u * ez - z;
+    return vec2<f32>(px * px + pz * pz, u);
+}
+
 /// Road/river height (swg-trn §5.12 recommended model, [I]): distance to the control
 /// polyline, the profile height of the nearest segment's HDTA samples (or the fixed heights),
 /// a feathered blend within half the width. Port of `height_road`.
@@ -72,21 +88,11 @@ fn height_road(r: RoadRecord, h: f32, t: f32, x: f32, z: f32) -> f32 {
     for (var s = 0u; s < pcount - 1u; s++) {
         let a = points[pstart + s];
         let b = points[pstart + s + 1u];
-        let ex = b[0] - a[0];
-        let ez = b[1] - a[1];
-        let len2 = ex * ex + ez * ez;
-        var u = 0.0f;
-        if (len2 > 0.0) {
-            u = ((x - a[0]) * ex + (z - a[1]) * ez) / len2;
-        }
-        u = rclamp(u, 0.0, 1.0);
-        let px = a[0] + u * ex - x;
-        let pz = a[1] + u * ez - z;
-        let d2 = px * px + pz * pz;
-        if (d2 < best_d2) {
-            best_d2 = d2;
+        let near = nearest_on_segment(a[0], a[1], b[0], b[1], x, z);
+        if (near[0] < best_d2) {
+            best_d2 = near[0];
             best_seg = s;
-            best_t = u;
+            best_t = near[1];
         }
     }
     let d = sqrt(best_d2);
@@ -114,20 +120,10 @@ fn height_road(r: RoadRecord, h: f32, t: f32, x: f32, z: f32) -> f32 {
             for (var k = 0u; k < count - 1u; k++) {
                 let a = road_samples[start + k];
                 let b = road_samples[start + k + 1u];
-                let ex = b[0] - a[0];
-                let ez = b[2] - a[2];
-                let len2 = ex * ex + ez * ez;
-                var u = 0.0f;
-                if (len2 > 0.0) {
-                    u = ((x - a[0]) * ex + (z - a[2]) * ez) / len2;
-                }
-                u = rclamp(u, 0.0, 1.0);
-                let px = a[0] + u * ex - x;
-                let pz = a[2] + u * ez - z;
-                let d2 = px * px + pz * pz;
-                if (d2 < best_0) {
-                    best_0 = d2;
-                    best_1 = a[1] + (b[1] - a[1]) * u;
+                let near = nearest_on_segment(a[0], a[2], b[0], b[2], x, z);
+                if (near[0] < best_0) {
+                    best_0 = near[0];
+                    best_1 = a[1] + (b[1] - a[1]) * near[1];
                 }
             }
             road_h = best_1;

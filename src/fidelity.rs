@@ -240,12 +240,7 @@ pub fn near_roads(t: &Terrain, margin: f32) -> impl Fn(f32, f32) -> bool {
     move |x, z| {
         lines.iter().any(|(pts, reach)| {
             pts.windows(2).any(|w| {
-                let (a, b) = (w[0], w[1]);
-                let (ex, ez) = (b[0] - a[0], b[1] - a[1]);
-                let len2 = ex * ex + ez * ez;
-                let u = if len2 > 0.0 { (((x - a[0]) * ex + (z - a[1]) * ez) / len2).clamp(0.0, 1.0) } else { 0.0 };
-                let (dx, dz) = (a[0] + u * ex - x, a[1] + u * ez - z);
-                dx * dx + dz * dz <= reach * reach
+                crate::eval::affector::nearest_on_segment(w[0][0], w[0][1], w[1][0], w[1][1], x, z).0 <= reach * reach
             })
         })
     }

@@ -32,6 +32,20 @@ pub fn height_terrace(h: f32, flat_ratio: f32, terrace_height: f32, t: f32) -> f
     h + (target - h) * t
 }
 
+/// The point of segment a→b nearest to (x, z): (squared distance, parameter u ∈ [0, 1]).
+/// `nearest_on_segment` in kernels/affector.wgsl is its twin.
+#[inline]
+pub fn nearest_on_segment(ax: f32, az: f32, bx: f32, bz: f32, x: f32, z: f32) -> (f32, f32) {
+    let ex = bx - ax;
+    let ez = bz - az;
+    let len2 = ex * ex + ez * ez;
+    let mut u = if len2 > 0.0 { ((x - ax) * ex + (z - az) * ez) / len2 } else { 0.0 };
+    u = u.clamp(0.0, 1.0);
+    let px = ax + u * ex - x;
+    let pz = az + u * ez - z;
+    (px * px + pz * pz, u)
+}
+
 /// Road/river height (swg-trn §5.12 recommended model, [I]): distance to the control
 /// polyline, the profile height of the nearest segment's HDTA samples (or the fixed heights),
 /// a feathered blend within half the width.
@@ -46,14 +60,7 @@ pub fn height_road(plan: &BakePlan, r: &RoadRecord, h: f32, t: f32, x: f32, z: f
     let mut best_t = 0.0f32;
     for s in 0..pts.len() - 1 {
         let (a, b) = (pts[s], pts[s + 1]);
-        let ex = b[0] - a[0];
-        let ez = b[1] - a[1];
-        let len2 = ex * ex + ez * ez;
-        let mut u = if len2 > 0.0 { ((x - a[0]) * ex + (z - a[1]) * ez) / len2 } else { 0.0 };
-        u = u.clamp(0.0, 1.0);
-        let px = a[0] + u * ex - x;
-        let pz = a[1] + u * ez - z;
-        let d2 = px * px + pz * pz;
+        let (d2, u) = nearest_on_segment(a[0], a[1], b[0], b[1], x, z);
         if d2 < best_d2 {
             best_d2 = d2;
             best_seg = s;
@@ -79,14 +86,7 @@ pub fn height_road(plan: &BakePlan, r: &RoadRecord, h: f32, t: f32, x: f32, z: f
                 let mut best = (f32::MAX, samples[0][1]);
                 for w in samples.windows(2) {
                     let (a, b) = (w[0], w[1]);
-                    let ex = b[0] - a[0];
-                    let ez = b[2] - a[2];
-                    let len2 = ex * ex + ez * ez;
-                    let mut u = if len2 > 0.0 { ((x - a[0]) * ex + (z - a[2]) * ez) / len2 } else { 0.0 };
-                    u = u.clamp(0.0, 1.0);
-                    let px = a[0] + u * ex - x;
-                    let pz = a[2] + u * ez - z;
-                    let d2 = px * px + pz * pz;
+                    let (d2, u) = nearest_on_segment(a[0], a[2], b[0], b[2], x, z);
                     if d2 < best.0 {
                         best = (d2, a[1] + (b[1] - a[1]) * u);
                     }
