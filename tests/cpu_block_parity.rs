@@ -31,6 +31,10 @@ fn block_rows_equal_per_post_walk_on_real_planets() {
         ("tatooine", Grid { x0: -300.0, z0: -300.0, spacing: 2.0, cols: 300, rows: 300 }),
         ("naboo", Grid { x0: -8192.0, z0: -8192.0, spacing: 64.0, cols: 257, rows: 257 }),
         ("mustafar", Grid { x0: -8192.0, z0: -8192.0, spacing: 64.0, cols: 257, rows: 257 }),
+        ("yavin4", Grid { x0: -8192.0, z0: -8192.0, spacing: 64.0, cols: 257, rows: 257 }),
+        ("dathomir", Grid { x0: -8192.0, z0: -8192.0, spacing: 64.0, cols: 257, rows: 257 }),
+        // Odd spacing and row length: SIMD quads straddle lattice cells and leave tails.
+        ("naboo", Grid { x0: -5001.3, z0: 4000.7, spacing: 3.7, cols: 203, rows: 150 }),
     ] {
         let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
         let t = Terrain::load(&p).unwrap();
