@@ -104,6 +104,46 @@ fn gpu_matches_cpu_on_real_planets() {
     }
 }
 
+/// The 1024² window at 2 m (centres on a 1024 m lattice) whose culled program is the most
+/// complex: a bitmap (FBIT) layer first, then the most boundaries — the cities and
+/// hand-placed areas of a planet.
+fn complex_region(e: &HeightEvaluator, half: f32) -> (Grid, usize, bool) {
+    let mut best: Option<(bool, usize, f32, f32)> = None;
+    let mut cz = -half + 1024.0;
+    while cz <= half - 1024.0 {
+        let mut cx = -half + 1024.0;
+        while cx <= half - 1024.0 {
+            let tile = e.plan.tile_layers([cx - 1024.0, cz - 1024.0, cx + 1022.0, cz + 1022.0]);
+            let bitmap = tile.layers.iter().any(|entry| {
+                let l = &e.plan.layers[entry.layer as usize];
+                e.plan.filters[l.filter_start as usize..(l.filter_start + l.filter_count) as usize].iter().any(|f| f.kind == trnbake::plan::FILTER_BITMAP)
+            });
+            let score = (bitmap, tile.boundaries.len(), cx, cz);
+            if best.is_none_or(|b| (score.0, score.1) > (b.0, b.1)) {
+                best = Some(score);
+            }
+            cx += 1024.0;
+        }
+        cz += 1024.0;
+    }
+    let (bitmap, boundaries, cx, cz) = best.expect("the map holds a 2 km window");
+    (Grid { x0: f64::from(cx) - 1024.0, z0: f64::from(cz) - 1024.0, spacing: 2.0, cols: 1024, rows: 1024 }, boundaries, bitmap)
+}
+
+#[test]
+fn gpu_matches_cpu_at_2m_in_complex_regions() {
+    let Some(ctx) = gpu() else { return };
+    for name in ["tatooine", "naboo", "mustafar"] {
+        let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
+        let t = Terrain::load(&p).unwrap();
+        let e = evaluator(&t);
+        let (grid, boundaries, bitmap) = complex_region(&e, e.plan.half_width);
+        eprintln!("{name}: 2 m region at ({}, {}): {boundaries} boundaries, bitmap layer: {bitmap}", grid.x0, grid.z0);
+        assert!(boundaries > 0, "{name}: the chosen region has boundaries");
+        parity(&format!("{name} complex region"), &t, &ctx, grid);
+    }
+}
+
 #[test]
 fn gpu_matches_cpu_with_roads_and_rivers() {
     let Some(ctx) = gpu() else { return };
