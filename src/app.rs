@@ -30,7 +30,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Decompile { file, output } => decompile(&file, output.as_deref()),
         Command::Compile { file, output } => compile(&file, &output),
         Command::Sample { file, points, at, height } => sample(file.as_deref(), points.as_deref(), at.as_deref(), &height),
-        Command::Fidelity { file, cells, seed, json, height } => fidelity(&file, cells, seed, json, &height),
+        Command::Fidelity { file, cells, seed, json, height, surface } => fidelity(&file, cells, seed, json, &height, &surface),
         Command::Bake(args) => bake(&args, cli.quiet),
         Command::Merge { output, shards, format } => {
             let r = crate::bake::merge(&output, &shards, &format, cli.quiet)?;
@@ -189,10 +189,12 @@ fn sample(file: Option<&Path>, points: Option<&Path>, at: Option<&str>, args: &H
     Ok(())
 }
 
-fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs) -> Result<()> {
-    use crate::fidelity::{check_pfpm, check_smap, check_wmap};
+fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs) -> Result<()> {
+    use crate::fidelity::{check_pfpm, check_pimp, check_smap, check_wmap};
     let t = Terrain::load(file)?;
     let e = height_evaluator(&t, args, Some(file))?;
+    let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
+    let pimp = check_pimp(&t, &e, &surface, surface_args.normals, cells * 4, seed);
     let pfpm = check_pfpm(&t, &e, cells, seed);
     let near = crate::fidelity::near_roads(&t, 0.0);
     let pfpm_roads = crate::fidelity::check_pfpm_where(&t, &e, cells, seed, &near);
@@ -200,7 +202,7 @@ fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs)
     let smap = check_smap(&t, &e, cells, seed);
     let mut out = std::io::stdout().lock();
     if json {
-        let v = serde_json::json!({ "file": file.display().to_string(), "pfpm": pfpm, "pfpm_on_roads": pfpm_roads, "wmap": wmap, "smap": smap });
+        let v = serde_json::json!({ "file": file.display().to_string(), "pfpm": pfpm, "pfpm_on_roads": pfpm_roads, "wmap": wmap, "smap": smap, "pimp": pimp });
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
@@ -213,6 +215,23 @@ fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs)
             }
         }
         None => writeln!(out, "  PFPM heights  (no PIMP/PFPM in this file)")?,
+    }
+    match &pimp {
+        Some(r) => {
+            writeln!(
+                out,
+                "  PIMP flora    {}/{} flora cells hold the most likely collidable family ({:.2} %); empty cells predicted empty {}/{}",
+                r.agree,
+                r.flora_cells,
+                100.0 * r.rate(),
+                r.empty_agree,
+                r.empty_cells
+            )?;
+            for b in &r.calibration {
+                writeln!(out, "    p in [{:.1}, {:.1}): {:>5} cells, predicted {:.3}, observed {:.3}", b.lo, b.hi, b.cells, b.mean_predicted, b.observed)?;
+            }
+        }
+        None => writeln!(out, "  PIMP flora    (no PIMP in this file)")?,
     }
     if let Some(r) = pfpm_roads.filter(|r| r.cells > 0) {
         writeln!(out, "  PFPM on roads {}/{} cells whose centre lies within a road's width ({:.2} %)", r.passed, r.cells, 100.0 * r.rate())?;
@@ -260,6 +279,39 @@ fn parse_region(s: &str) -> Result<[f64; 4]> {
     Ok([v[0], v[1], v[2], v[3]])
 }
 
+/// The surface maps `bake --maps` asks for (swg-trn §5.2 steps 2–4), as a hook the bake
+/// runs on the finished heights; `None` when only heights are wanted.
+fn surface_maps_hook(args: &crate::cli::BakeArgs, t: &Terrain, opts: &crate::plan::HeightOptions) -> Result<Option<crate::bake::SurfaceMapsHook>> {
+    use crate::surface::maps::{default_maps, evaluate, write_maps, MapInputs, MAP_NAMES};
+    let surface = crate::surface::SurfaceEvaluator::new(t, opts, args.surface.options())?;
+    for w in &surface.plan.warnings {
+        tracing::warn!("{w}");
+    }
+    let mut maps = Vec::new();
+    for m in &args.maps {
+        if m == "auto" {
+            maps.extend(default_maps(t, &surface));
+        } else if MAP_NAMES.contains(&m.as_str()) {
+            maps.push(m.clone());
+        } else {
+            bail!("unknown map `{m}` in --maps (auto, {})", MAP_NAMES.join(", "));
+        }
+    }
+    maps.retain(|m| m != "height");
+    maps.dedup();
+    if maps.is_empty() {
+        return Ok(None);
+    }
+    let terrain = t.clone();
+    let normals = args.surface.normals;
+    let citation = format!("SWG {} local metres", args.file.as_deref().and_then(Path::file_stem).map_or("terrain".into(), |s| s.to_string_lossy()));
+    let outdir = args.output.clone();
+    Ok(Some(Box::new(move |grid, heights, he| {
+        let s = evaluate(grid, heights, he, &surface, normals);
+        write_maps(&outdir, &maps, &s, &surface, &MapInputs { terrain: &terrain, heights, height_evaluator: he, citation: &citation })
+    })))
+}
+
 /// Turn `bake` arguments into a validated job.
 pub fn bake_job(args: &crate::cli::BakeArgs, t: &Terrain, quiet: bool) -> Result<crate::bake::BakeJob> {
     use crate::bake::{post_count, BakeJob, BakeParams, Backend};
@@ -298,7 +350,9 @@ pub fn bake_job(args: &crate::cli::BakeArgs, t: &Terrain, quiet: bool) -> Result
         roads: opts.roads,
         bitmap_gain: opts.bitmap_gain,
     };
+    let surface_maps = surface_maps_hook(args, t, &opts)?;
     Ok(BakeJob {
+        surface_maps,
         grid: crate::eval::Grid { x0: region[0], z0: region[1], spacing, cols, rows },
         params,
         backend: args.backend,

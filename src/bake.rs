@@ -72,7 +72,13 @@ pub struct BakeJob {
     pub quiet: bool,
     /// Output formats: "tif", "png".
     pub formats: Vec<String>,
+    /// Surface maps to write from the finished heights (`crate::surface::maps`), if any:
+    /// called with the grid, its heights (row-major from the south) and the height evaluator.
+    pub surface_maps: Option<SurfaceMapsHook>,
 }
+
+/// See [`BakeJob::surface_maps`].
+pub type SurfaceMapsHook = Box<dyn Fn(&Grid, &[f32], &HeightEvaluator) -> Result<Vec<crate::export::WrittenFile>> + Sync>;
 
 /// Posts from `a` to `b` (inclusive) at `spacing`.
 pub fn post_count(a: f64, b: f64, spacing: f64) -> Result<u32> {
@@ -158,6 +164,8 @@ pub struct BakeReport {
     pub min_height: f32,
     pub max_height: f32,
     pub outputs: Vec<WrittenFile>,
+    /// Time spent on the surface maps, when any were asked for.
+    pub maps_seconds: Option<f64>,
 }
 
 /// Run the height pass of `job` with `evaluator`, checkpointing tiles in the output folder.
@@ -278,6 +286,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         min_height: f32::NAN,
         max_height: f32::NAN,
         outputs: Vec::new(),
+        maps_seconds: None,
     };
     if job.shard.is_some() {
         let done = BakeState { complete: true, ..state };
@@ -285,7 +294,14 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         report.total_seconds = start.elapsed().as_secs_f64();
         return Ok(report);
     }
-    assemble(&job.params, &job.grid, &[job.outdir.clone()], &job.outdir, &job.formats, job.quiet, &mut report)?;
+    let heights = assemble(&job.params, &job.grid, &[job.outdir.clone()], &job.outdir, &job.formats, job.quiet, &mut report)?;
+    if let Some(hook) = &job.surface_maps {
+        let t_maps = Instant::now();
+        let files = hook(&job.grid, &heights, evaluator)?;
+        report.outputs.extend(files);
+        report.maps_seconds = Some(t_maps.elapsed().as_secs_f64());
+    }
+    drop(heights);
     report.total_seconds = start.elapsed().as_secs_f64();
     write_manifest(&job.outdir, &job.params, &report)?;
     let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
@@ -307,7 +323,7 @@ pub fn assemble(
     formats: &[String],
     quiet: bool,
     report: &mut BakeReport,
-) -> Result<()> {
+) -> Result<Vec<f32>> {
     let n = grid.cols as usize * grid.rows as usize;
     let mut heights = Vec::new();
     heights.try_reserve_exact(n).context("not enough memory for the height grid")?;
@@ -338,7 +354,7 @@ pub fn assemble(
         pb.inc(1);
     }
     pb.finish_and_clear();
-    Ok(())
+    Ok(heights)
 }
 
 fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Result<()> {
@@ -353,6 +369,7 @@ fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Re
         "outputs": report.outputs,
         "timing": {
             "compute_seconds": report.compute_seconds,
+            "maps_seconds": report.maps_seconds,
             "total_seconds": report.total_seconds,
             "posts_per_second_end_to_end": report.posts as f64 / report.total_seconds.max(1e-9),
             "tiles_computed": report.tiles_computed,
@@ -395,6 +412,7 @@ pub fn merge(outdir: &Path, shards: &[PathBuf], formats: &[String], quiet: bool)
         min_height: f32::NAN,
         max_height: f32::NAN,
         outputs: Vec::new(),
+        maps_seconds: None,
     };
     assemble(&params, &grid, shards, outdir, formats, quiet, &mut report)?;
     report.total_seconds = start.elapsed().as_secs_f64();

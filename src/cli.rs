@@ -78,6 +78,8 @@ pub enum Command {
         json: bool,
         #[command(flatten)]
         height: HeightArgs,
+        #[command(flatten)]
+        surface: SurfaceArgs,
     },
     /// Bake a height grid (GPU or CPU) into OUTDIR/height.tif, height.png and manifest.json.
     ///
@@ -149,11 +151,40 @@ pub struct BakeArgs {
     /// Output formats, comma-separated: tif (f32 GeoTIFF), png (16-bit, scale/offset in the manifest).
     #[arg(long, value_delimiter = ',', default_value = "tif,png")]
     pub format: Vec<String>,
+    /// Maps to bake, comma-separated: height, normals, splat, flora, water, env, color,
+    /// exclude, smap, preview, or `auto` (height plus every map the file feeds, and the
+    /// preview). Maps other than height are not written by sharded bakes.
+    #[arg(long, value_delimiter = ',', default_value = "auto")]
+    pub maps: Vec<String>,
     #[command(flatten)]
     pub height: HeightArgs,
+    #[command(flatten)]
+    pub surface: SurfaceArgs,
 }
 
 /// Options of every command that evaluates heights.
+/// Readings of the surface passes that the spec leaves open (swg-trn §5.5, §5.10).
+#[derive(clap::Args, Clone, Debug)]
+pub struct SurfaceArgs {
+    /// How ASCN/ASRP/AENV feather clamps act (swg-trn §5.10 [?]): threshold (claim where
+    /// T ≥ clamp; best PIMP agreement), ignore (claim where T > 0, weight T) or weight
+    /// (weight min(T/clamp, 1)).
+    #[arg(long, value_enum, default_value_t = crate::surface::FeatherClamp::Threshold)]
+    pub feather_clamp: crate::surface::FeatherClamp,
+    /// The FDIR convention (swg-trn §5.5 [?]): zero, one or aspect (downhill bearing in degrees).
+    #[arg(long, value_enum, default_value_t = crate::surface::DirectionFilter::Zero)]
+    pub fdir: crate::surface::DirectionFilter,
+    /// Normals for the slope filter: faces (averaged triangle normals) or central differences.
+    #[arg(long, value_enum, default_value_t = crate::surface::normals::NormalMethod::Faces)]
+    pub normals: crate::surface::normals::NormalMethod,
+}
+
+impl SurfaceArgs {
+    pub fn options(&self) -> crate::surface::SurfaceOptions {
+        crate::surface::SurfaceOptions { feather_clamp: self.feather_clamp, direction: self.fdir }
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct HeightArgs {
     /// Where bitmap paths resolve: `terrain/x.tga` is read from DIR/terrain/x.tga.

@@ -201,8 +201,7 @@ pub fn check_smap(t: &Terrain, e: &HeightEvaluator, n: usize, seed: u64) -> Opti
     let points: Vec<(f32, f32)> = chunks
         .iter()
         .flat_map(|&(c, r)| {
-            let (x0, z0) = (-half + c as f32 * cw, -half + r as f32 * cw);
-            (0..9).map(move |i| (x0 + (i % 3) as f32 * cw * 0.5, z0 + (i / 3) as f32 * cw * 0.5))
+            crate::surface::maps::smap_corner_points(-half + c as f32 * cw, -half + r as f32 * cw, cw)
         })
         .collect();
     let hs = e.heights_at(&points);
@@ -210,13 +209,19 @@ pub fn check_smap(t: &Terrain, e: &HeightEvaluator, n: usize, seed: u64) -> Opti
     for (i, &(c, r)) in chunks.iter().enumerate() {
         let (min, max) = min_max(&hs[i * 9..(i + 1) * 9]);
         let baked = bit(slope, info.bytes_per_row as usize, c, r);
-        if baked == Some(max - min > 4.0) {
+        if baked == Some(crate::surface::maps::smap_rough(&hs[i * 9..(i + 1) * 9])) {
             report.agree += 1;
         } else {
             report.misses.push((c, r, baked.unwrap_or(false), min, max));
         }
     }
     Some(report)
+}
+
+/// The SMAP bit the original tool baked for chunk (col, row) (row 0 = south), if any.
+pub fn baked_smap_bit(t: &Terrain, col: u32, row: u32) -> Option<bool> {
+    let (info, _, slope) = baked_bits(t)?;
+    bit(slope, info.bytes_per_row as usize, col, row)
 }
 
 /// Whether (x, z) lies within `margin` metres of the road width of any enabled road or river
@@ -244,4 +249,112 @@ pub fn near_roads(t: &Terrain, margin: f32) -> impl Fn(f32, f32) -> bool {
             })
         })
     }
+}
+
+/// One calibration bin of [`PimpReport`]: cells whose predicted probability lies in
+/// [lo, hi), the mean prediction and how often PIMP holds the predicted family.
+#[derive(Clone, Debug, Serialize)]
+pub struct CalibrationBin {
+    pub lo: f32,
+    pub hi: f32,
+    pub cells: usize,
+    pub mean_predicted: f64,
+    pub observed: f64,
+}
+
+/// PIMP check (swg-trn §5.9): the most likely collidable flora family at cell centres against
+/// the family the original tool placed, plus the calibration of the predicted probabilities.
+#[derive(Clone, Debug, Serialize)]
+pub struct PimpReport {
+    /// Random cells evaluated (all cells, flora or not).
+    pub cells: usize,
+    /// Of those, cells where PIMP holds a family, and where the most likely family equals it.
+    pub flora_cells: usize,
+    pub agree: usize,
+    /// Cells where PIMP is 0 and the prediction is "none" too.
+    pub empty_cells: usize,
+    pub empty_agree: usize,
+    pub calibration: Vec<CalibrationBin>,
+}
+
+impl PimpReport {
+    pub fn rate(&self) -> f64 {
+        if self.flora_cells == 0 { 1.0 } else { self.agree as f64 / self.flora_cells as f64 }
+    }
+    /// The largest |observed − predicted| over the bins with at least `min_cells` cells.
+    pub fn worst_calibration(&self, min_cells: usize) -> f64 {
+        self.calibration.iter().filter(|b| b.cells >= min_cells).map(|b| (b.observed - b.mean_predicted).abs()).fold(0.0, f64::max)
+    }
+}
+
+/// Evaluate `n` random cell centres of the PIMP grid (seeded) with the surface passes over
+/// the height pass (normals from the 3×3 posts at the pole spacing around each centre).
+/// `None` when the file has no PIMP.
+pub fn check_pimp(
+    t: &Terrain,
+    heights: &HeightEvaluator,
+    surface: &crate::surface::SurfaceEvaluator,
+    normals: crate::surface::normals::NormalMethod,
+    n: usize,
+    seed: u64,
+) -> Option<PimpReport> {
+    use rayon::prelude::*;
+    let pimp = t.flora_map.as_ref()?;
+    let (w, hgt) = (pimp.control.width, pimp.control.height);
+    if w == 0 || hgt == 0 {
+        return None;
+    }
+    let cell = t.header.map_width / w as f32;
+    let half = t.header.map_width * 0.5;
+    let pole = t.header.pole_spacing();
+    let mut pick = CellPicker::new(seed);
+    let cells: Vec<(u32, u32)> = (0..n).map(|_| (pick.below(u64::from(w)) as u32, pick.below(u64::from(hgt)) as u32)).collect();
+    let predictions: Vec<(i32, f32, i32)> = cells
+        .par_iter()
+        .map(|&(col, row)| {
+            let (x, z) = (-half + (col as f32 + 0.5) * cell, -half + (row as f32 + 0.5) * cell);
+            let mut h = [[0.0f32; 3]; 3];
+            for (dz, hrow) in h.iter_mut().enumerate() {
+                for (dx, v) in hrow.iter_mut().enumerate() {
+                    *v = heights.height_at(x + (dx as f32 - 1.0) * pole, z + (dz as f32 - 1.0) * pole);
+                }
+            }
+            let (gx, gz) = (((x + half) / pole).round() as i64, ((z + half) / pole).round() as i64);
+            let normal = crate::surface::normals::post_normal(normals, &h, pole, gx, gz);
+            let ground = crate::surface::Ground { height: h[1][1], normal };
+            let r = surface.at(x, z, ground);
+            let (family, p) = r.flora[0].most_likely();
+            (family, p, pimp.get(col, row).unwrap_or(0))
+        })
+        .collect();
+    let mut report = PimpReport { cells: cells.len(), flora_cells: 0, agree: 0, empty_cells: 0, empty_agree: 0, calibration: Vec::new() };
+    let mut bins = vec![(0usize, 0.0f64, 0usize); 10];
+    for &(family, p, truth) in &predictions {
+        if truth != 0 {
+            report.flora_cells += 1;
+            report.agree += usize::from(family == truth);
+        } else {
+            report.empty_cells += 1;
+            report.empty_agree += usize::from(family == 0);
+        }
+        if family != 0 {
+            let b = &mut bins[((p * 10.0) as usize).min(9)];
+            b.0 += 1;
+            b.1 += f64::from(p);
+            b.2 += usize::from(family == truth);
+        }
+    }
+    report.calibration = bins
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.0 > 0)
+        .map(|(i, b)| CalibrationBin {
+            lo: i as f32 / 10.0,
+            hi: (i + 1) as f32 / 10.0,
+            cells: b.0,
+            mean_predicted: b.1 / b.0 as f64,
+            observed: b.2 as f64 / b.0 as f64,
+        })
+        .collect();
+    Some(report)
 }

@@ -101,6 +101,41 @@ pub const AFFECTOR_HEIGHT_CONSTANT: u32 = 0;
 pub const AFFECTOR_HEIGHT_FRACTAL: u32 = 1;
 pub const AFFECTOR_HEIGHT_TERRACE: u32 = 2;
 pub const AFFECTOR_ROAD: u32 = 3;
+// Surface-pass affectors (swg-trn §5.9, §5.10), only in plans built by `BakePlan::for_surface`.
+/// ASCN: `index` = shader family id, `value` = feather clamp (the override or the SFAM's).
+pub const AFFECTOR_SHADER_CONSTANT: u32 = 10;
+/// ASRP: `index` = source family id, `operation` = destination family id, `value` = clamp.
+pub const AFFECTOR_SHADER_REPLACE: u32 = 11;
+/// AFSC/AFSN/AFDN/AFDF: `index` = family id, `operation` = FLORA_* flags, `value` = the
+/// density (the override or the family's own). The class is `kind − AFFECTOR_FLORA_BASE`.
+pub const AFFECTOR_FLORA_BASE: u32 = 12;
+/// AENV: `index` = environment family id, `value` = feather clamp.
+pub const AFFECTOR_ENVIRONMENT: u32 = 16;
+/// ACCN: `operation`, `index` = 0xRRGGBB.
+pub const AFFECTOR_COLOR_CONSTANT: u32 = 17;
+/// ACRH: `operation`, `index` = ramp index, `value`/`value2` = low/high height.
+pub const AFFECTOR_COLOR_RAMP_HEIGHT: u32 = 18;
+/// ACRF: `operation`, `index` = ramp index, `_pad` = fractal index.
+pub const AFFECTOR_COLOR_RAMP_FRACTAL: u32 = 19;
+/// AEXC.
+pub const AFFECTOR_EXCLUDE: u32 = 20;
+/// APAS: `operation` = the passable byte, `value` = feather threshold.
+pub const AFFECTOR_PASSABLE: u32 = 21;
+/// Flora affector flags (`operation`): flagA "add" and flagB "remove all" (swg-trn §5.9).
+pub const FLORA_ADD: i32 = 1;
+pub const FLORA_REMOVE_ALL: i32 = 2;
+
+/// The flora classes of swg-trn §5.9, in `AFFECTOR_FLORA_BASE` order.
+pub const FLORA_CLASSES: [&str; 4] = ["collidable", "noncollidable", "radial_near", "radial_far"];
+
+/// Which pass a plan flattens: the height pass keeps height affectors; the surface pass
+/// (swg-trn §5.2 steps 3–4) keeps shader, flora, environment, colour, exclude and passable
+/// affectors, and its slope filters carry cosine bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    Height,
+    Surface,
+}
 
 /// Keep in sync with `AffectorRecord` in kernels/records.wgsl.
 #[repr(C)]
@@ -222,6 +257,9 @@ pub struct BakePlan {
     pub road_samples: Vec<[f32; 4]>,
     pub road_heights: Vec<f32>,
     pub fractal_records: Vec<FractalRecord>,
+    /// Colour ramps of the surface pass (ACRH/ACRF), 64 RGB entries each, and their paths.
+    pub ramps: Vec<Vec<[u8; 3]>>,
+    pub ramp_names: Vec<String>,
     /// The same fractals for the CPU evaluator.
     pub fractals: Vec<Fractal>,
     pub bitmap_records: Vec<BitmapRecord>,
@@ -274,24 +312,40 @@ fn points_bounds(points: &[crate::trn::codec::Point2], grow: f32) -> [f32; 4] {
     [b[0] - grow, b[1] - grow, b[2] + grow, b[3] + grow]
 }
 
-/// Whether a rule is a height affector of the height pass (swg-trn §5.2 step 1).
-fn is_height_affector(kind: &RuleKind, opts: &HeightOptions) -> bool {
-    match kind {
-        RuleKind::HeightConstant(_) | RuleKind::HeightFractal(_) | RuleKind::HeightTerrace(_) => true,
-        RuleKind::Road(_) | RuleKind::River(_) => opts.roads,
+/// Whether a rule is an affector of `pass` (swg-trn §5.2).
+fn is_pass_affector(kind: &RuleKind, pass: Pass, opts: &HeightOptions) -> bool {
+    match (pass, kind) {
+        (Pass::Height, RuleKind::HeightConstant(_) | RuleKind::HeightFractal(_) | RuleKind::HeightTerrace(_)) => true,
+        (Pass::Height, RuleKind::Road(_) | RuleKind::River(_)) => opts.roads,
+        (
+            Pass::Surface,
+            RuleKind::ShaderConstant(_)
+            | RuleKind::ShaderReplace(_)
+            | RuleKind::FloraCollidable(_)
+            | RuleKind::FloraNonCollidable(_)
+            | RuleKind::FloraRadialNear(_)
+            | RuleKind::FloraRadialFar(_)
+            | RuleKind::Environment(_)
+            | RuleKind::ColorConstant(_)
+            | RuleKind::ColorRampHeight(_)
+            | RuleKind::ColorRampFractal(_)
+            | RuleKind::Exclude(_)
+            | RuleKind::Passable(_),
+        ) => true,
         _ => false,
     }
 }
 
-fn subtree_has_height_affector(layer: &Layer, opts: &HeightOptions) -> bool {
+fn subtree_has_affector(layer: &Layer, pass: Pass, opts: &HeightOptions) -> bool {
     layer.enabled.get()
-        && (layer.rules().any(|r| r.enabled.get() && is_height_affector(&r.kind, opts))
-            || layer.sublayers().any(|l| subtree_has_height_affector(l, opts)))
+        && (layer.rules().any(|r| r.enabled.get() && is_pass_affector(&r.kind, pass, opts))
+            || layer.sublayers().any(|l| subtree_has_affector(l, pass, opts)))
 }
 
 struct Builder<'a> {
     terrain: &'a Terrain,
     opts: &'a HeightOptions,
+    pass: Pass,
     plan: BakePlan,
     fractal_index: HashMap<i32, u32>,
     bitmap_index: HashMap<i32, u32>,
@@ -300,9 +354,20 @@ struct Builder<'a> {
 impl BakePlan {
     /// Flatten the height pass of `terrain`, loading the bitmaps it needs.
     pub fn for_heights(terrain: &Terrain, opts: &HeightOptions) -> Result<BakePlan, PlanError> {
+        Self::for_pass(terrain, opts, Pass::Height)
+    }
+
+    /// Flatten the surface passes of `terrain` (swg-trn §5.2 steps 3–4), with the colour
+    /// ramps they reference (a missing ramp is treated like a missing bitmap).
+    pub fn for_surface(terrain: &Terrain, opts: &HeightOptions) -> Result<BakePlan, PlanError> {
+        Self::for_pass(terrain, opts, Pass::Surface)
+    }
+
+    fn for_pass(terrain: &Terrain, opts: &HeightOptions, pass: Pass) -> Result<BakePlan, PlanError> {
         let mut b = Builder {
             terrain,
             opts,
+            pass,
             plan: BakePlan { half_width: terrain.header.map_width * 0.5, ..Default::default() },
             fractal_index: HashMap::new(),
             bitmap_index: HashMap::new(),
@@ -360,7 +425,7 @@ impl BakePlan {
 impl Builder<'_> {
     /// Add `layer` (if enabled and useful) and its subtree. `parent_bounds` limits where it can act.
     fn layer(&mut self, layer: &Layer, depth: usize, parent_bounds: [f32; 4]) -> Result<(), PlanError> {
-        if !subtree_has_height_affector(layer, self.opts) {
+        if !subtree_has_affector(layer, self.pass, self.opts) {
             return Ok(());
         }
         if depth >= MAX_DEPTH {
@@ -401,8 +466,8 @@ impl Builder<'_> {
                         rec.filter_count += 1;
                     }
                     RuleCategory::Affector => {
-                        if is_height_affector(&rule.kind, self.opts) {
-                            let a = self.affector(&rule.kind, &layer.name);
+                        if is_pass_affector(&rule.kind, self.pass, self.opts) {
+                            let a = self.affector(&rule.kind, &layer.name)?;
                             self.plan.affectors.push(a);
                             rec.affector_count += 1;
                         }
@@ -579,8 +644,21 @@ impl Builder<'_> {
                 feather_amount: f.feather_amount,
                 value: f.gain.unwrap_or(0.0),
             },
-            RuleKind::FilterSlope(f) | RuleKind::FilterDirection(f) => FilterRecord {
-                kind: if matches!(kind, RuleKind::FilterSlope(_)) { FILTER_SLOPE } else { FILTER_DIRECTION },
+            RuleKind::FilterSlope(f) => {
+                // swg-trn §5.5: the filter tests n_y in [cos(maxAngle), cos(minAngle)], both
+                // angles clamped to [0°, 90°]. (The height pass never reads these bounds.)
+                let cos_deg = |a: f32| a.clamp(0.0, 90.0).to_radians().cos();
+                FilterRecord {
+                    kind: FILTER_SLOPE,
+                    feather_type: f.feather_type,
+                    low: cos_deg(f.high),
+                    high: cos_deg(f.low),
+                    feather_amount: f.feather_amount.clamp(0.0, 1.0),
+                    ..Default::default()
+                }
+            }
+            RuleKind::FilterDirection(f) => FilterRecord {
+                kind: FILTER_DIRECTION,
                 feather_type: f.feather_type,
                 low: f.low,
                 high: f.high,
@@ -592,7 +670,7 @@ impl Builder<'_> {
         })
     }
 
-    fn affector(&mut self, kind: &RuleKind, layer: &str) -> AffectorRecord {
+    fn affector(&mut self, kind: &RuleKind, layer: &str) -> Result<AffectorRecord, PlanError> {
         let mut a = AffectorRecord::default();
         match kind {
             RuleKind::HeightConstant(c) => {
@@ -629,9 +707,122 @@ impl Builder<'_> {
                 a.kind = AFFECTOR_ROAD;
                 a.index = self.road(&r.points, &r.segments, None, r.width, r.feather_type, r.feather_amount, r.trench_depth);
             }
-            _ => unreachable!("only height affectors reach here"),
+            _ => return self.surface_affector(kind, layer),
         }
-        a
+        Ok(a)
+    }
+
+    /// A surface-pass affector record (swg-trn §5.9, §5.10); families are resolved here so
+    /// the evaluators need no family tables.
+    fn surface_affector(&mut self, kind: &RuleKind, layer: &str) -> Result<AffectorRecord, PlanError> {
+        let g = &self.terrain.generator;
+        let shader_clamp = |id: i32, over: bool, v: f32| {
+            if over {
+                v
+            } else {
+                g.shader_families.families().iter().find(|f| f.id == id).map_or(1.0, |f| f.feather_clamp)
+            }
+        };
+        let mut a = AffectorRecord::default();
+        match kind {
+            RuleKind::ShaderConstant(c) => {
+                a.kind = AFFECTOR_SHADER_CONSTANT;
+                a.index = c.family_id as u32;
+                a.value = shader_clamp(c.family_id, c.use_feather_clamp_override.get(), c.feather_clamp_override);
+            }
+            RuleKind::ShaderReplace(c) => {
+                a.kind = AFFECTOR_SHADER_REPLACE;
+                a.index = c.source_family_id as u32;
+                a.operation = c.destination_family_id;
+                a.value = shader_clamp(c.destination_family_id, c.use_feather_clamp_override.get(), c.feather_clamp_override);
+            }
+            RuleKind::FloraCollidable(f) | RuleKind::FloraNonCollidable(f) | RuleKind::FloraRadialNear(f) | RuleKind::FloraRadialFar(f) => {
+                let class = match kind {
+                    RuleKind::FloraCollidable(_) => 0,
+                    RuleKind::FloraNonCollidable(_) => 1,
+                    RuleKind::FloraRadialNear(_) => 2,
+                    _ => 3,
+                };
+                a.kind = AFFECTOR_FLORA_BASE + class;
+                a.index = f.family_id as u32;
+                a.operation = if f.remove_all.get() { FLORA_REMOVE_ALL } else if f.add.get() { FLORA_ADD } else { 0 };
+                let family_density = if class < 2 {
+                    g.flora_families.families().iter().find(|x| x.id == f.family_id).map(|x| x.density)
+                } else {
+                    g.radial_families.families().iter().find(|x| x.id == f.family_id).map(|x| x.density)
+                };
+                a.value = if f.use_density_override.get() { f.density_override } else { family_density.unwrap_or(0.0) };
+            }
+            RuleKind::Environment(e) => {
+                a.kind = AFFECTOR_ENVIRONMENT;
+                a.index = e.family_id as u32;
+                a.value = if e.use_feather_clamp_override.get() {
+                    e.feather_clamp_override
+                } else {
+                    g.environment_families.families().iter().find(|f| f.id == e.family_id).map_or(1.0, |f| f.feather_clamp)
+                };
+            }
+            RuleKind::ColorConstant(c) => {
+                a.kind = AFFECTOR_COLOR_CONSTANT;
+                a.operation = c.operation;
+                a.index = u32::from(c.color[0]) << 16 | u32::from(c.color[1]) << 8 | u32::from(c.color[2]);
+            }
+            RuleKind::ColorRampHeight(c) => {
+                a.kind = AFFECTOR_COLOR_RAMP_HEIGHT;
+                a.operation = c.operation;
+                a.index = self.ramp(&c.ramp, layer)?;
+                a.value = c.low;
+                a.value2 = c.high;
+            }
+            RuleKind::ColorRampFractal(c) => {
+                a.kind = AFFECTOR_COLOR_RAMP_FRACTAL;
+                a.operation = c.operation;
+                a.index = self.ramp(&c.ramp, layer)?;
+                a._pad = self.fractal(c.family_id);
+            }
+            RuleKind::Exclude(_) => a.kind = AFFECTOR_EXCLUDE,
+            RuleKind::Passable(p) => {
+                a.kind = AFFECTOR_PASSABLE;
+                a.operation = i32::from(p.passable);
+                a.value = p.feather_threshold;
+            }
+            _ => unreachable!("only pass affectors reach here"),
+        }
+        Ok(a)
+    }
+
+    /// Load a colour-ramp TGA (swg-trn §5.10) once, from `ROOT/<path>` or the client's
+    /// `ROOT/terrain/colorramp/<name>`. Colour is cosmetic, so a missing or unreadable ramp
+    /// is a warning and reads as mid grey rather than failing the bake.
+    fn ramp(&mut self, rel: &str, layer: &str) -> Result<u32, PlanError> {
+        if let Some(i) = self.plan.ramp_names.iter().position(|n| n == rel) {
+            return Ok(i as u32);
+        }
+        let rel_path = rel.replace('\\', "/");
+        let name = rel_path.rsplit('/').next().unwrap_or(&rel_path).to_string();
+        let loaded = match self.opts.data_root.as_deref() {
+            None => Err("no data root was given".to_string()),
+            Some(root) => [root.join(&rel_path), root.join("terrain/colorramp").join(&name)]
+                .into_iter()
+                .find(|p| p.exists())
+                .ok_or_else(|| format!("neither {rel_path} nor terrain/colorramp/{name} exists under {}", root.display()))
+                .and_then(|path| {
+                    std::fs::read(&path)
+                        .map_err(|e| format!("{}: {e}", path.display()))
+                        .and_then(|b| crate::bitmap::load_color_ramp_tga(&b).map_err(|e| format!("{}: {e}", path.display())))
+                }),
+        };
+        let ramp = match loaded {
+            Ok(r) if !r.is_empty() => r,
+            Ok(_) => vec![[128, 128, 128]],
+            Err(reason) => {
+                self.plan.warnings.push(format!("layer `{layer}`: colour ramp `{rel_path}`: {reason}; using mid grey"));
+                vec![[128, 128, 128]]
+            }
+        };
+        self.plan.ramps.push(ramp);
+        self.plan.ramp_names.push(rel.to_string());
+        Ok((self.plan.ramps.len() - 1) as u32)
     }
 
     #[allow(clippy::too_many_arguments)]

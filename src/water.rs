@@ -85,6 +85,11 @@ impl WaterTables {
         w
     }
 
+    /// Whether the terrain has any water table (global or local).
+    pub fn has_any(&self) -> bool {
+        self.global.is_some() || !self.local.is_empty()
+    }
+
     /// The water surface height at (x, z), if any table covers it.
     pub fn height_at(&self, x: f32, z: f32) -> Option<f32> {
         let mut best = self.global;

@@ -16,7 +16,7 @@ fn tmp(name: &str) -> PathBuf {
 
 fn bake(out: &Path, extra: &[&str]) {
     let mut c = trnbake();
-    c.args(["bake", "--backend", "cpu", "--spacing", "16", "--tile", "48", "-q", "-o"]).arg(out).args(extra);
+    c.args(["bake", "--backend", "cpu", "--spacing", "16", "--tile", "48", "--maps", "height", "-q", "-o"]).arg(out).args(extra);
     let o = c.output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
@@ -70,7 +70,7 @@ fn killed_bake_resumes_from_checkpoints() {
     state["complete"] = false.into();
     std::fs::write(&state_path, serde_json::to_vec(&state).unwrap()).unwrap();
     let o = trnbake()
-        .args(["bake", "--backend", "cpu", "--spacing", "16", "--tile", "48", "-o"])
+        .args(["bake", "--backend", "cpu", "--spacing", "16", "--tile", "48", "--maps", "height", "-o"])
         .arg(&killed)
         .output()
         .unwrap();

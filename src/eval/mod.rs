@@ -8,7 +8,7 @@ pub mod boundary;
 pub mod feather;
 pub mod filter;
 
-use crate::plan::{BakePlan, HeightOptions, PlanError, TileList, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH};
+use crate::plan::{AffectorRecord, BakePlan, FilterRecord, HeightOptions, PlanError, TileList, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH};
 use crate::trn::Terrain;
 use affector::apply_height_affector;
 use boundary::boundary_influence;
@@ -16,10 +16,45 @@ use feather::feather;
 use filter::filter_value_height_pass;
 use rayon::prelude::*;
 
+/// What one pass of the layer walk computes at a point: the filter values it sees and what
+/// its affectors do. The height pass ([`HeightState`]) and the surface passes
+/// (`crate::surface`) share [`walk_point`], so the layer semantics of swg-trn §5.3 live in
+/// one place.
+pub trait PassState {
+    /// The value of filter `f` before its feather function, given the layer's FBIT extent.
+    fn filter_value(&self, plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], x: f32, z: f32) -> f32;
+    /// Apply affector `a` with amount `t` > 0.
+    fn apply(&mut self, plan: &BakePlan, a: &AffectorRecord, t: f32, x: f32, z: f32);
+}
+
+/// The height pass's state: the height accumulated so far at the point (swg-trn §5.2 step 1).
+pub struct HeightState {
+    pub h: f32,
+}
+
+impl PassState for HeightState {
+    #[inline]
+    fn filter_value(&self, plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], x: f32, z: f32) -> f32 {
+        filter_value_height_pass(plan, f, extent, self.h, x, z)
+    }
+    #[inline]
+    fn apply(&mut self, plan: &BakePlan, a: &AffectorRecord, t: f32, x: f32, z: f32) {
+        self.h = apply_height_affector(plan, a, self.h, t, x, z);
+    }
+}
+
 /// The height at (x, z) after the height pass (swg-trn §5.2 step 1, §5.3), walking the
 /// layers of `tile` (from [`BakePlan::tile_layers`] for an area containing the point).
 pub fn height_at_point(plan: &BakePlan, tile: &TileList, x: f32, z: f32) -> f32 {
-    let mut h = 0.0f32;
+    let mut state = HeightState { h: 0.0 };
+    walk_point(plan, tile, x, z, &mut state);
+    state.h
+}
+
+/// Walk the layers of `tile` at (x, z) (swg-trn §5.3), letting `state` evaluate the filters
+/// and apply the affectors.
+#[inline]
+pub fn walk_point<S: PassState>(plan: &BakePlan, tile: &TileList, x: f32, z: f32, state: &mut S) {
     // amounts[d]: product of the amounts of the open ancestors above depth d.
     let mut amounts = [1.0f32; MAX_DEPTH + 1];
     let mut i = 0usize;
@@ -62,7 +97,7 @@ pub fn height_at_point(plan: &BakePlan, tile: &TileList, x: f32, z: f32) -> f32 
         // 2. Filter amount: minimum over the filters.
         let fstart = layer.filter_start as usize;
         for f in &plan.filters[fstart..fstart + layer.filter_count as usize] {
-            let v = feather(f.feather_type, filter_value_height_pass(plan, f, extent, h, x, z));
+            let v = feather(f.feather_type, state.filter_value(plan, f, extent, x, z));
             amount = amount.min(v);
             if amount <= 0.0 {
                 break;
@@ -81,14 +116,13 @@ pub fn height_at_point(plan: &BakePlan, tile: &TileList, x: f32, z: f32) -> f32 
         if t > 0.0 {
             let astart = layer.affector_start as usize;
             for a in &plan.affectors[astart..astart + layer.affector_count as usize] {
-                h = apply_height_affector(plan, a, h, t, x, z);
+                state.apply(plan, a, t, x, z);
             }
         }
         // 4. Children see parentAmount × amount.
         amounts[depth + 1] = parent_amount * amount;
         i += 1;
     }
-    h
 }
 
 /// A post grid: `cols × rows` posts starting at (x0, z0), `spacing` apart, row 0 = south.

@@ -309,3 +309,18 @@ mod tests {
         assert_eq!(finite_min_max(&[f32::NAN]), None);
     }
 }
+
+impl WrittenFile {
+    /// Describe a file already written at `path` (size and SHA-256 read back from disk).
+    pub fn describe(path: &Path, format: &str, height_scale: Option<f64>, height_offset: Option<f64>) -> io::Result<WrittenFile> {
+        let (bytes, sha256) = sha256_file(path)?;
+        Ok(WrittenFile {
+            path: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            bytes,
+            sha256,
+            format: format.to_string(),
+            height_scale,
+            height_offset,
+        })
+    }
+}

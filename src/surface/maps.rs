@@ -1,0 +1,397 @@
+//! Surface maps of a baked height grid (swg-trn §5.2 steps 2–4, §5.9–§5.11; exports.md
+//! §4.6–§4.7): normals, splat weights and shader ids, flora ids and probabilities per class,
+//! water, environment, colour, exclusion, passability, SMAP rough-terrain chunks and a
+//! shaded preview. The CPU reference; every map is a grid of the bake's posts.
+
+use super::normals::{post_normal, NormalMethod};
+use super::{Ground, SurfaceEvaluator, SurfaceResult};
+use crate::eval::{Grid, HeightEvaluator};
+use crate::export::{self, PostGrid, WrittenFile};
+use crate::fsutil::write_atomic_with;
+use crate::plan::FLORA_CLASSES;
+use crate::trn::Terrain;
+use crate::water::WaterTables;
+use rayon::prelude::*;
+use std::io;
+use std::path::Path;
+
+const CHANNELS: [&str; 4] = ["r", "g", "b", "a"];
+
+/// Every map `bake --maps` knows, in the order they are written.
+pub const MAP_NAMES: [&str; 10] = ["height", "normals", "splat", "flora", "water", "env", "color", "exclude", "smap", "preview"];
+
+/// The maps the file uses (the default of `bake --maps`): height and normals always, the
+/// preview always, and each other map when some rule or table feeds it.
+pub fn default_maps(t: &Terrain, surface: &SurfaceEvaluator) -> Vec<String> {
+    use crate::plan::*;
+    let kinds: Vec<u32> = surface.plan.affectors.iter().map(|a| a.kind).collect();
+    let has = |ks: &[u32]| kinds.iter().any(|k| ks.contains(k));
+    let mut maps = vec!["height", "normals"];
+    if has(&[AFFECTOR_SHADER_CONSTANT, AFFECTOR_SHADER_REPLACE]) {
+        maps.push("splat");
+    }
+    if kinds.iter().any(|k| (AFFECTOR_FLORA_BASE..AFFECTOR_FLORA_BASE + 4).contains(k)) {
+        maps.push("flora");
+    }
+    if WaterTables::new(t).has_any() {
+        maps.push("water");
+    }
+    if has(&[AFFECTOR_ENVIRONMENT]) {
+        maps.push("env");
+    }
+    if has(&[AFFECTOR_COLOR_CONSTANT, AFFECTOR_COLOR_RAMP_HEIGHT, AFFECTOR_COLOR_RAMP_FRACTAL]) {
+        maps.push("color");
+    }
+    if has(&[AFFECTOR_EXCLUDE, AFFECTOR_PASSABLE]) {
+        maps.push("exclude");
+    }
+    maps.push("preview");
+    maps.into_iter().map(String::from).collect()
+}
+
+/// The per-post results of the surface passes over a grid, row-major from the south.
+pub struct SurfaceGrid {
+    pub grid: Grid,
+    pub normals: Vec<[f32; 3]>,
+    pub results: Vec<SurfaceResult>,
+}
+
+/// Side of the blocks the surface pass culls its layer list for.
+const BLOCK: u32 = 128;
+
+/// Evaluate normals and both surface passes at every post of `grid`, given its finished
+/// `heights` (row-major from the south). The normals of edge posts use heights one post
+/// outside the grid, evaluated exactly (the 1-post apron).
+pub fn evaluate(grid: &Grid, heights: &[f32], he: &HeightEvaluator, se: &SurfaceEvaluator, method: NormalMethod) -> SurfaceGrid {
+    let (cols, rows) = (grid.cols as usize, grid.rows as usize);
+    assert_eq!(heights.len(), cols * rows);
+    // The apron ring, from the height pass.
+    let mut ring = Vec::new();
+    for c in -1..=cols as i64 {
+        ring.push((c, -1));
+        ring.push((c, rows as i64));
+    }
+    for r in 0..rows as i64 {
+        ring.push((-1, r));
+        ring.push((cols as i64, r));
+    }
+    let at = |c: i64, r: i64| {
+        let x = grid.x0 as f32 + c as f32 * grid.spacing as f32;
+        let z = grid.z0 as f32 + r as f32 * grid.spacing as f32;
+        (x, z)
+    };
+    let ring_points: Vec<(f32, f32)> = ring.iter().map(|&(c, r)| at(c, r)).collect();
+    let ring_heights = he.heights_at(&ring_points);
+    let ring_map: std::collections::HashMap<(i64, i64), f32> = ring.into_iter().zip(ring_heights).collect();
+    let height = |c: i64, r: i64| {
+        if c >= 0 && r >= 0 && (c as usize) < cols && (r as usize) < rows {
+            heights[r as usize * cols + c as usize]
+        } else {
+            ring_map[&(c, r)]
+        }
+    };
+    // Global post indices fix the quad diagonals (swg-trn §5.1): count from the map's edge.
+    let half = f64::from(se.plan.half_width);
+    let gc0 = ((grid.x0 + half) / grid.spacing).round() as i64;
+    let gr0 = ((grid.z0 + half) / grid.spacing).round() as i64;
+    let normals: Vec<[f32; 3]> = (0..rows * cols)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|i| {
+            let (c, r) = ((i % cols) as i64, (i / cols) as i64);
+            let mut h = [[0.0f32; 3]; 3];
+            for (dz, hrow) in h.iter_mut().enumerate() {
+                for (dx, v) in hrow.iter_mut().enumerate() {
+                    *v = height(c + dx as i64 - 1, r + dz as i64 - 1);
+                }
+            }
+            post_normal(method, &h, grid.spacing as f32, gc0 + c, gr0 + r)
+        })
+        .collect();
+    let mut results = vec![SurfaceResult::default(); cols * rows];
+    let blocks: Vec<(u32, u32)> = (0..grid.rows).step_by(BLOCK as usize).flat_map(|r| (0..grid.cols).step_by(BLOCK as usize).map(move |c| (c, r))).collect();
+    let computed: Vec<((u32, u32), Vec<SurfaceResult>)> = blocks
+        .par_iter()
+        .map(|&(c0, r0)| {
+            let (c1, r1) = ((c0 + BLOCK).min(grid.cols) - 1, (r0 + BLOCK).min(grid.rows) - 1);
+            let tile = se.tile(grid.area(c0, r0, c1, r1));
+            let mut out = Vec::with_capacity(((c1 - c0 + 1) * (r1 - r0 + 1)) as usize);
+            for r in r0..=r1 {
+                for c in c0..=c1 {
+                    let (x, z) = grid.post(c, r);
+                    let i = r as usize * cols + c as usize;
+                    out.push(se.at_with(&tile, x, z, Ground { height: heights[i], normal: normals[i] }));
+                }
+            }
+            ((c0, r0), out)
+        })
+        .collect();
+    for ((c0, r0), out) in computed {
+        let w = ((c0 + BLOCK).min(grid.cols) - c0) as usize;
+        for (k, res) in out.into_iter().enumerate() {
+            let (dc, dr) = (k % w, k / w);
+            results[(r0 as usize + dr) * cols + c0 as usize + dc] = res;
+        }
+    }
+    SurfaceGrid { grid: *grid, normals, results }
+}
+
+/// Write an 8-bit PNG of `channels` (1 = grey, 3 = RGB, 4 = RGBA) from row-major-from-south
+/// samples: image row 0 is the north edge, as every image viewer expects.
+pub fn write_png8(path: &Path, cols: u32, rows: u32, channels: usize, data: &[u8]) -> io::Result<WrittenFile> {
+    assert_eq!(data.len(), cols as usize * rows as usize * channels);
+    let color = match channels {
+        1 => png::ColorType::Grayscale,
+        3 => png::ColorType::Rgb,
+        _ => png::ColorType::Rgba,
+    };
+    write_atomic_with(path, |w| {
+        let mut enc = png::Encoder::new(w, cols, rows);
+        enc.set_color(color);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut writer = enc.write_header().map_err(io::Error::other)?;
+        let stride = cols as usize * channels;
+        let mut flipped = Vec::with_capacity(data.len());
+        for r in (0..rows as usize).rev() {
+            flipped.extend_from_slice(&data[r * stride..(r + 1) * stride]);
+        }
+        writer.write_image_data(&flipped).map_err(io::Error::other)?;
+        writer.finish().map_err(io::Error::other)
+    })?;
+    WrittenFile::describe(path, if channels == 1 { "png8" } else if channels == 3 { "png-rgb8" } else { "png-rgba8" }, None, None)
+}
+
+/// Splat weights of one post for `families` (the splat channels), summing to 255 where the
+/// post has any shader (largest-remainder rounding), all 0 elsewhere.
+pub fn splat_bytes(r: &SurfaceResult, families: &[i32]) -> Vec<u8> {
+    let total: f32 = r.shader.splat.iter().filter(|e| e.0 != 0).map(|e| e.1).sum();
+    let mut out = vec![0u8; families.len()];
+    if total <= 0.0 {
+        return out;
+    }
+    let shares: Vec<f32> = families
+        .iter()
+        .map(|f| r.shader.splat.iter().filter(|e| e.0 == *f).map(|e| e.1).sum::<f32>() / total * 255.0)
+        .collect();
+    let mut given = 0u32;
+    for (o, s) in out.iter_mut().zip(&shares) {
+        *o = s.floor() as u8;
+        given += u32::from(*o);
+    }
+    let mut order: Vec<usize> = (0..shares.len()).collect();
+    order.sort_by(|&a, &b| (shares[b] - shares[b].floor()).total_cmp(&(shares[a] - shares[a].floor())).then(a.cmp(&b)));
+    for &k in order.iter().take(255u32.saturating_sub(given) as usize) {
+        out[k] += 1;
+    }
+    out
+}
+
+/// A hillshade value in [0, 1] for a unit normal: light from the north-west at 45°.
+pub fn hillshade(n: [f32; 3]) -> f32 {
+    let l = [-0.5f32, 0.707_106_8, 0.5];
+    (n[0] * l[0] + n[1] * l[1] + n[2] * l[2]).clamp(0.0, 1.0)
+}
+
+/// What [`write_maps`] needs besides the surface grid.
+pub struct MapInputs<'a> {
+    pub terrain: &'a Terrain,
+    pub heights: &'a [f32],
+    pub height_evaluator: &'a HeightEvaluator,
+    pub citation: &'a str,
+}
+
+/// Write the requested surface `maps` (names of [`MAP_NAMES`] other than `height`) into
+/// `outdir`; returns the files written.
+pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceEvaluator, inp: &MapInputs) -> anyhow::Result<Vec<WrittenFile>> {
+    use anyhow::Context;
+    let g = &s.grid;
+    let (cols, rows) = (g.cols, g.rows);
+    let n = cols as usize * rows as usize;
+    let pg = PostGrid { cols, rows, west_x: g.x0, south_z: g.z0, spacing: g.spacing };
+    let want = |m: &str| maps.iter().any(|x| x == m);
+    let mut files = Vec::new();
+    let generator = &inp.terrain.generator;
+
+    if want("normals") {
+        let bytes: Vec<u8> = s.normals.iter().flat_map(|v| [v[0], v[2], v[1]].map(|c| ((c * 0.5 + 0.5) * 255.0).round() as u8)).collect();
+        files.push(write_png8(&outdir.join("normals.png"), cols, rows, 3, &bytes).context("cannot write normals.png")?);
+    }
+    if want("splat") {
+        // Channels: every shader family that claims some post, by id.
+        let mut families: Vec<i32> = s.results.iter().flat_map(|r| r.shader.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0)).collect();
+        families.sort_unstable();
+        families.dedup();
+        let ids: Vec<f32> = s.results.iter().map(|r| r.shader.family.max(0) as f32).collect();
+        files.push(export::write_geotiff_u16(&outdir.join("shader_id.tif"), &pg, &ids, inp.citation, 1.0, 0.0)?);
+        let mut legend = Vec::new();
+        for (k, chunk) in families.chunks(4).enumerate() {
+            let mut bytes = Vec::with_capacity(n * 4);
+            for r in &s.results {
+                let w = splat_bytes(r, &families);
+                let base = k * 4;
+                for ch in 0..4 {
+                    bytes.push(if ch < chunk.len() { w[base + ch] } else { 0 });
+                }
+            }
+            let name = format!("splat_{k}.png");
+            files.push(write_png8(&outdir.join(&name), cols, rows, 4, &bytes).with_context(|| format!("cannot write {name}"))?);
+            for (ch, f) in chunk.iter().enumerate() {
+                let fam = generator.shader_families.families().iter().find(|x| x.id == *f);
+                legend.push(serde_json::json!({
+                    "image": name, "channel": CHANNELS[ch], "family_id": f,
+                    "name": fam.map(|x| x.name.clone()), "surface_properties": fam.map(|x| x.surface_properties.clone()),
+                    "color": fam.map(|x| x.color), "shaders": fam.map(|x| x.children.iter().map(|c| c.name.clone()).collect::<Vec<_>>()),
+                }));
+            }
+        }
+        files.push(write_json(&outdir.join("splat_legend.json"), &serde_json::json!({ "channels": legend, "weights": "per post, summing to 255 where a shader applies" }))?);
+    }
+    if want("flora") {
+        let mut legend = serde_json::Map::new();
+        for (class, name) in FLORA_CLASSES.iter().enumerate() {
+            let best: Vec<(i32, f32)> = s.results.par_iter().map(|r| r.flora[class].most_likely()).collect();
+            let ids: Vec<f32> = best.iter().map(|b| b.0.max(0) as f32).collect();
+            files.push(export::write_geotiff_u16(&outdir.join(format!("flora_{name}_id.tif")), &pg, &ids, inp.citation, 1.0, 0.0)?);
+            let probs: Vec<f32> = best.iter().map(|b| b.1).collect();
+            files.push(export::write_png16(&outdir.join(format!("flora_{name}_density.png")), &pg, &probs, 1.0 / 65535.0, 0.0)?);
+            let mut used: Vec<i32> = ids.iter().map(|&i| i as i32).filter(|&i| i != 0).collect();
+            used.sort_unstable();
+            used.dedup();
+            let entries: Vec<serde_json::Value> = used
+                .iter()
+                .map(|id| {
+                    let (fname, density) = if class < 2 {
+                        generator.flora_families.families().iter().find(|f| f.id == *id).map(|f| (f.name.clone(), f.density)).unzip()
+                    } else {
+                        generator.radial_families.families().iter().find(|f| f.id == *id).map(|f| (f.name.clone(), f.density)).unzip()
+                    };
+                    serde_json::json!({ "family_id": id, "name": fname, "density": density })
+                })
+                .collect();
+            legend.insert(name.to_string(), serde_json::Value::Array(entries));
+        }
+        files.push(write_json(
+            &outdir.join("flora_legend.json"),
+            &serde_json::json!({ "classes": legend, "density_png": "placement probability of the most likely family, 0..65535 = 0..1 (swg-trn §5.9 stack reading)" }),
+        )?);
+    }
+    let water = WaterTables::new(inp.terrain);
+    let water_levels: Vec<Option<f32>> = if want("water") || want("preview") {
+        (0..n).into_par_iter().map(|i| {
+            let (x, z) = g.post((i % cols as usize) as u32, (i / cols as usize) as u32);
+            water.height_at(x, z)
+        }).collect()
+    } else {
+        Vec::new()
+    };
+    if want("water") {
+        let levels: Vec<f32> = water_levels.iter().map(|w| w.unwrap_or(f32::NAN)).collect();
+        files.push(export::write_geotiff_f32(&outdir.join("water_height.tif"), &pg, &levels, inp.citation)?);
+        let mask: Vec<u8> = water_levels.iter().zip(inp.heights).map(|(w, h)| if w.is_some_and(|w| *h < w) { 255 } else { 0 }).collect();
+        files.push(write_png8(&outdir.join("water_mask.png"), cols, rows, 1, &mask).context("cannot write water_mask.png")?);
+    }
+    if want("env") {
+        let ids: Vec<f32> = s.results.iter().map(|r| r.environment.max(0) as f32).collect();
+        files.push(export::write_geotiff_u16(&outdir.join("env_id.tif"), &pg, &ids, inp.citation, 1.0, 0.0)?);
+    }
+    if want("color") {
+        let bytes: Vec<u8> = s.results.iter().flat_map(|r| r.color.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)).collect();
+        files.push(write_png8(&outdir.join("color.png"), cols, rows, 3, &bytes).context("cannot write color.png")?);
+    }
+    if want("exclude") {
+        let ex: Vec<u8> = s.results.iter().map(|r| if r.excluded { 255 } else { 0 }).collect();
+        files.push(write_png8(&outdir.join("exclude.png"), cols, rows, 1, &ex).context("cannot write exclude.png")?);
+        let pass: Vec<u8> = s.results.iter().map(|r| if r.passable.unwrap_or(1) != 0 { 255 } else { 0 }).collect();
+        files.push(write_png8(&outdir.join("passable.png"), cols, rows, 1, &pass).context("cannot write passable.png")?);
+    }
+    if want("smap") {
+        files.extend(write_smap(outdir, g, inp)?);
+    }
+    if want("preview") {
+        let (lo, hi) = export::finite_min_max(inp.heights).unwrap_or((0.0, 1.0));
+        let span = (hi - lo).max(1e-3);
+        let colors: std::collections::HashMap<i32, [u8; 3]> = generator.shader_families.families().iter().map(|f| (f.id, f.color)).collect();
+        let bytes: Vec<u8> = (0..n)
+            .into_par_iter()
+            .flat_map_iter(|i| {
+                let shade = 0.35 + 0.65 * hillshade(s.normals[i]);
+                let h = inp.heights[i];
+                let base = match colors.get(&s.results[i].shader.family) {
+                    Some(c) => c.map(|v| f32::from(v) / 255.0),
+                    // Height tint: low sand → high grey-brown.
+                    None => {
+                        let u = ((h - lo) / span).clamp(0.0, 1.0);
+                        [0.78 - 0.3 * u, 0.70 - 0.3 * u, 0.52 - 0.2 * u]
+                    }
+                };
+                let mut rgb = base.map(|c| c * shade);
+                if water_levels.get(i).copied().flatten().is_some_and(|w| h < w) {
+                    rgb = [0.12, 0.30, 0.55].map(|c| c * (0.8 + 0.2 * shade));
+                }
+                rgb.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)
+            })
+            .collect();
+        files.push(write_png8(&outdir.join("preview.png"), cols, rows, 3, &bytes).context("cannot write preview.png")?);
+    }
+    let _ = se;
+    Ok(files)
+}
+
+/// The SMAP rough-terrain rule of swg-trn §2.3 over the 8 m chunks that lie inside the grid:
+/// a chunk is rough when its 3×3 tile-corner posts (4 m apart) span more than 4 m.
+/// Returns (chunk cols, chunk rows, west x, south z, bits, row-major from the south).
+pub fn smap_chunks(g: &Grid, he: &HeightEvaluator, half: f32) -> (u32, u32, f64, f64, Vec<bool>) {
+    let chunk = 8.0f64;
+    let half = f64::from(half);
+    let x1 = g.x0 + f64::from(g.cols.saturating_sub(1)) * g.spacing;
+    let z1 = g.z0 + f64::from(g.rows.saturating_sub(1)) * g.spacing;
+    let c0 = ((g.x0 + half) / chunk).ceil() as i64;
+    let r0 = ((g.z0 + half) / chunk).ceil() as i64;
+    let c1 = ((x1 + half) / chunk - 1.0).floor() as i64;
+    let r1 = ((z1 + half) / chunk - 1.0).floor() as i64;
+    let (cc, rr) = ((c1 - c0 + 1).max(0) as u32, (r1 - r0 + 1).max(0) as u32);
+    let west = -half + c0 as f64 * chunk;
+    let south = -half + r0 as f64 * chunk;
+    let bits: Vec<bool> = (0..cc as usize * rr as usize)
+        .into_par_iter()
+        .with_min_len(64)
+        .map(|i| {
+            let (c, r) = ((i % cc as usize) as f64, (i / cc as usize) as f64);
+            let corners = smap_corner_points((west + c * chunk) as f32, (south + r * chunk) as f32, chunk as f32);
+            smap_rough(&corners.map(|(x, z)| he.height_at(x, z)))
+        })
+        .collect();
+    (cc, rr, west, south, bits)
+}
+
+/// The 3×3 tile-corner posts of the chunk with south-west corner (x0, z0) (swg-trn §2.3).
+pub fn smap_corner_points(x0: f32, z0: f32, chunk_width: f32) -> [(f32, f32); 9] {
+    std::array::from_fn(|i| (x0 + (i % 3) as f32 * chunk_width * 0.5, z0 + (i / 3) as f32 * chunk_width * 0.5))
+}
+
+/// The SMAP rule (swg-trn §2.3): rough when the corner heights span more than 4 m.
+pub fn smap_rough(corner_heights: &[f32]) -> bool {
+    let lo = corner_heights.iter().copied().fold(f32::MAX, f32::min);
+    let hi = corner_heights.iter().copied().fold(f32::MIN, f32::max);
+    hi - lo > 4.0
+}
+
+fn write_smap(outdir: &Path, g: &Grid, inp: &MapInputs) -> anyhow::Result<Vec<WrittenFile>> {
+    let (cc, rr, west, south, bits) = smap_chunks(g, inp.height_evaluator, inp.height_evaluator.plan.half_width);
+    if cc == 0 || rr == 0 {
+        return Ok(Vec::new());
+    }
+    let bytes: Vec<u8> = bits.iter().map(|&b| if b { 255 } else { 0 }).collect();
+    let png = write_png8(&outdir.join("smap.png"), cc, rr, 1, &bytes)?;
+    let meta = serde_json::json!({
+        "map": "smap.png", "chunk_metres": 8.0, "cols": cc, "rows": rr,
+        "west_x": west, "south_z": south,
+        "rule": "255 where the 3x3 tile-corner posts (4 m apart) of the 8 m chunk span more than 4 m (swg-trn §2.3)",
+    });
+    Ok(vec![png, write_json(&outdir.join("smap.json"), &meta)?])
+}
+
+fn write_json(path: &Path, v: &serde_json::Value) -> anyhow::Result<WrittenFile> {
+    crate::fsutil::write_atomic(path, serde_json::to_string_pretty(v)?.as_bytes())?;
+    Ok(WrittenFile::describe(path, "json", None, None)?)
+}

@@ -1,0 +1,339 @@
+//! The surface passes (swg-trn §5.2 steps 2–4): normals from the finished heights, then the
+//! shader pass (ASCN, ASRP) and the flora / environment / colour / exclude / passable pass,
+//! walking a [`BakePlan::for_surface`] plan with every filter live. The CPU reference;
+//! the walk itself is [`crate::eval::walk_point`], shared with the height pass.
+
+pub mod maps;
+pub mod normals;
+
+use crate::eval::affector::height_operation;
+use crate::eval::feather::feathered_range;
+use crate::eval::filter::filter_value_height_pass;
+use crate::eval::{walk_point, PassState};
+use crate::plan::{
+    AffectorRecord, BakePlan, FilterRecord, HeightOptions, PlanError, TileList, AFFECTOR_COLOR_CONSTANT, AFFECTOR_COLOR_RAMP_FRACTAL,
+    AFFECTOR_COLOR_RAMP_HEIGHT, AFFECTOR_ENVIRONMENT, AFFECTOR_EXCLUDE, AFFECTOR_FLORA_BASE, AFFECTOR_PASSABLE, AFFECTOR_SHADER_CONSTANT,
+    AFFECTOR_SHADER_REPLACE, FILTER_DIRECTION, FILTER_SHADER, FILTER_SLOPE, FLORA_ADD, FLORA_REMOVE_ALL,
+};
+use crate::trn::Terrain;
+
+/// How an ASCN/ASRP/AENV feather clamp acts (swg-trn §5.10, [?]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FeatherClamp {
+    /// The affector claims every post with T > 0, weight T (the reading the flora
+    /// validation of §5.9 used).
+    Ignore,
+    /// (a) it claims only posts with T ≥ clamp, weight T. The default: it raises PIMP
+    /// agreement through FSHD-gated flora layers on every planet measured (README,
+    /// Surface maps): tatooine 95.5 → 96.5 %, naboo 83.2 → 84.2 %, dathomir 21.6 → 29.0 %.
+    #[default]
+    Threshold,
+    /// (b) it claims posts with T > 0 with weight min(T / clamp, 1).
+    Weight,
+}
+
+/// The FDIR convention (swg-trn §5.5, [?]: used twice in the data, both on tatooine).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DirectionFilter {
+    /// The filter is 0 (its layers never act): best PIMP agreement on tatooine (README).
+    #[default]
+    Zero,
+    /// The filter is 1 (its layers act wherever their other rules let them).
+    One,
+    /// I(aspect; min, max, a) with aspect the compass bearing (degrees, clockwise from
+    /// north, in (−180, 180]) of the downhill direction.
+    Aspect,
+}
+
+/// Options of the surface passes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SurfaceOptions {
+    pub feather_clamp: FeatherClamp,
+    pub direction: DirectionFilter,
+}
+
+/// What the surface passes need to know about the ground at a post: its final height and
+/// unit normal (y up).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ground {
+    pub height: f32,
+    pub normal: [f32; 3],
+}
+
+/// Most shader contributions kept per post for the splat weights.
+pub const SPLAT_LAYERS: usize = 4;
+
+/// The shader pass's result at a post: the dominant family (last writer, 0 = none) and up to
+/// [`SPLAT_LAYERS`] (family, weight) contributions composited "over" (swg-trn §5.10).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ShaderResult {
+    pub family: i32,
+    pub splat: [(i32, f32); SPLAT_LAYERS],
+}
+
+impl ShaderResult {
+    /// Composite a new contribution over the earlier ones: earlier weights × (1 − w).
+    fn over(&mut self, family: i32, w: f32) {
+        let w = w.clamp(0.0, 1.0);
+        for e in self.splat.iter_mut() {
+            e.1 *= 1.0 - w;
+        }
+        if let Some(e) = self.splat.iter_mut().find(|e| e.0 == family && e.1 > 0.0) {
+            e.1 += w;
+            return;
+        }
+        // Replace the weakest (or an empty) entry.
+        let weakest = (0..SPLAT_LAYERS).min_by(|&a, &b| self.splat[a].1.total_cmp(&self.splat[b].1)).unwrap_or(0);
+        self.splat[weakest] = (family, w);
+    }
+}
+
+/// One flora class's stack (swg-trn §5.9 "stack reading"): the adds since the last
+/// remove-all, oldest first, as (family id, density).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FloraStack(pub Vec<(i32, f32)>);
+
+impl FloraStack {
+    /// Each family's placement probability: the newest add claims the tile with its density;
+    /// if it fails the next older one is tried: P(k) = d_k · Π(1 − d_j) over newer adds j.
+    /// Families that appear several times sum their chances. Sorted by family id.
+    pub fn probabilities(&self) -> Vec<(i32, f32)> {
+        let mut out: Vec<(i32, f32)> = Vec::new();
+        let mut remaining = 1.0f32;
+        for &(family, density) in self.0.iter().rev() {
+            let d = density.clamp(0.0, 1.0);
+            let p = remaining * d;
+            remaining *= 1.0 - d;
+            match out.iter_mut().find(|e| e.0 == family) {
+                Some(e) => e.1 += p,
+                None => out.push((family, p)),
+            }
+        }
+        out.retain(|e| e.1 > 0.0);
+        out.sort_by_key(|e| e.0);
+        out
+    }
+
+    /// The most likely family and its probability; (0, 0) where no family can be placed.
+    /// Ties go to the lower family id (deterministic).
+    pub fn most_likely(&self) -> (i32, f32) {
+        self.probabilities().into_iter().fold((0, 0.0), |best, e| if e.1 > best.1 { e } else { best })
+    }
+}
+
+/// The flora / environment / colour / exclude / passable pass's result at a post.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SurfaceResult {
+    pub shader: ShaderResult,
+    /// Per class of [`crate::plan::FLORA_CLASSES`].
+    pub flora: [FloraStack; 4],
+    /// Environment family id (0 = none).
+    pub environment: i32,
+    /// Colour tint, RGB in [0, 1] (starts black).
+    pub color: [f32; 3],
+    pub excluded: bool,
+    /// The APAS byte where one applied.
+    pub passable: Option<u8>,
+}
+
+/// Filter values with every filter live (swg-trn §5.2 steps 3–4, §5.5).
+fn surface_filter_value(plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], ground: &Ground, shader: i32, opts: &SurfaceOptions, x: f32, z: f32) -> f32 {
+    match f.kind {
+        FILTER_SLOPE => feathered_range(ground.normal[1], f.low, f.high, f.feather_amount),
+        FILTER_DIRECTION => match opts.direction {
+            DirectionFilter::Zero => 0.0,
+            DirectionFilter::One => 1.0,
+            DirectionFilter::Aspect => {
+                let [nx, _, nz] = ground.normal;
+                if nx == 0.0 && nz == 0.0 {
+                    return 0.0;
+                }
+                feathered_range(nx.atan2(nz).to_degrees(), f.low, f.high, f.feather_amount)
+            }
+        },
+        FILTER_SHADER => {
+            if shader != 0 && shader as u32 == f.family {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        // FHGT (on the final height), FFRA and FBIT as in the height pass.
+        _ => filter_value_height_pass(plan, f, extent, ground.height, x, z),
+    }
+}
+
+/// The weight an ASCN/ASRP/AENV with amount `t` and clamp `clamp` gets, or `None` where it
+/// does not claim the post.
+fn clamp_weight(opts: &SurfaceOptions, t: f32, clamp: f32) -> Option<f32> {
+    match opts.feather_clamp {
+        FeatherClamp::Ignore => Some(t),
+        FeatherClamp::Threshold => (t >= clamp).then_some(t),
+        FeatherClamp::Weight => Some(if clamp > 0.0 { (t / clamp).min(1.0) } else { 1.0 }),
+    }
+}
+
+struct ShaderPass<'a> {
+    ground: Ground,
+    opts: &'a SurfaceOptions,
+    result: ShaderResult,
+}
+
+impl PassState for ShaderPass<'_> {
+    fn filter_value(&self, plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], x: f32, z: f32) -> f32 {
+        surface_filter_value(plan, f, extent, &self.ground, self.result.family, self.opts, x, z)
+    }
+
+    fn apply(&mut self, _plan: &BakePlan, a: &AffectorRecord, t: f32, _x: f32, _z: f32) {
+        match a.kind {
+            AFFECTOR_SHADER_CONSTANT => {
+                if let Some(w) = clamp_weight(self.opts, t, a.value) {
+                    self.result.family = a.index as i32;
+                    self.result.over(a.index as i32, w);
+                }
+            }
+            AFFECTOR_SHADER_REPLACE => {
+                let (source, destination) = (a.index as i32, a.operation);
+                if self.result.family == source && clamp_weight(self.opts, t, a.value).is_some() {
+                    self.result.family = destination;
+                    for e in self.result.splat.iter_mut().filter(|e| e.0 == source) {
+                        e.0 = destination;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+struct LaterPass<'a> {
+    ground: Ground,
+    opts: &'a SurfaceOptions,
+    result: SurfaceResult,
+}
+
+impl PassState for LaterPass<'_> {
+    fn filter_value(&self, plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], x: f32, z: f32) -> f32 {
+        surface_filter_value(plan, f, extent, &self.ground, self.result.shader.family, self.opts, x, z)
+    }
+
+    fn apply(&mut self, plan: &BakePlan, a: &AffectorRecord, t: f32, x: f32, z: f32) {
+        let r = &mut self.result;
+        match a.kind {
+            k if (AFFECTOR_FLORA_BASE..AFFECTOR_FLORA_BASE + 4).contains(&k) => {
+                let stack = &mut r.flora[(k - AFFECTOR_FLORA_BASE) as usize].0;
+                let family = a.index as i32;
+                if a.operation & FLORA_REMOVE_ALL != 0 {
+                    stack.clear();
+                } else if a.operation & FLORA_ADD != 0 {
+                    stack.push((family, a.value));
+                } else {
+                    stack.retain(|e| e.0 != family);
+                }
+            }
+            AFFECTOR_ENVIRONMENT => {
+                if clamp_weight(self.opts, t, a.value).is_some() {
+                    r.environment = a.index as i32;
+                }
+            }
+            AFFECTOR_COLOR_CONSTANT | AFFECTOR_COLOR_RAMP_HEIGHT | AFFECTOR_COLOR_RAMP_FRACTAL => {
+                let c = match a.kind {
+                    AFFECTOR_COLOR_CONSTANT => [(a.index >> 16) as u8, (a.index >> 8) as u8, a.index as u8],
+                    _ => {
+                        let u = if a.kind == AFFECTOR_COLOR_RAMP_HEIGHT {
+                            let range = a.value2 - a.value;
+                            if range != 0.0 { ((self.ground.height - a.value) / range).clamp(0.0, 1.0) } else { 0.0 }
+                        } else {
+                            plan.fractals.get(a._pad as usize).map_or(0.0, |f| f.value(x, z))
+                        };
+                        let ramp = &plan.ramps[a.index as usize];
+                        ramp[((u * (ramp.len() - 1) as f32).round() as usize).min(ramp.len() - 1)]
+                    }
+                };
+                for (channel, v) in r.color.iter_mut().zip(c) {
+                    *channel = height_operation(a.operation, *channel, f32::from(v) / 255.0, t);
+                }
+            }
+            AFFECTOR_EXCLUDE => r.excluded = true,
+            AFFECTOR_PASSABLE => {
+                if t >= a.value {
+                    r.passable = Some(a.operation as u8);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The surface passes of one terrain.
+pub struct SurfaceEvaluator {
+    pub plan: BakePlan,
+    pub opts: SurfaceOptions,
+    everywhere: TileList,
+}
+
+impl SurfaceEvaluator {
+    pub fn new(terrain: &Terrain, heights: &HeightOptions, opts: SurfaceOptions) -> Result<SurfaceEvaluator, PlanError> {
+        let plan = BakePlan::for_surface(terrain, heights)?;
+        let everywhere = plan.tile_layers([f32::MIN, f32::MIN, f32::MAX, f32::MAX]);
+        Ok(SurfaceEvaluator { plan, opts, everywhere })
+    }
+
+    /// The culled program for an area (min x, min z, max x, max z).
+    pub fn tile(&self, area: [f32; 4]) -> TileList {
+        self.plan.tile_layers(area)
+    }
+
+    /// Both surface passes at one post with the whole-map program.
+    pub fn at(&self, x: f32, z: f32, ground: Ground) -> SurfaceResult {
+        self.at_with(&self.everywhere, x, z, ground)
+    }
+
+    /// Both surface passes at one post, walking `tile` (culled for an area holding the post):
+    /// the shader pass first, then the later pass that sees its final shader (§5.2).
+    pub fn at_with(&self, tile: &TileList, x: f32, z: f32, ground: Ground) -> SurfaceResult {
+        let mut shader = ShaderPass { ground, opts: &self.opts, result: ShaderResult::default() };
+        walk_point(&self.plan, tile, x, z, &mut shader);
+        let mut later = LaterPass { ground, opts: &self.opts, result: SurfaceResult { shader: shader.result, ..Default::default() } };
+        walk_point(&self.plan, tile, x, z, &mut later);
+        later.result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stack_reading_matches_the_spec_examples() {
+        // swg-trn §5.9: family 2 at 1.0, then 6 at 0.3 → 70 / 30 %.
+        let s = FloraStack(vec![(2, 1.0), (6, 0.3)]);
+        let p = s.probabilities();
+        assert_eq!(p.len(), 2);
+        assert!((p[0].1 - 0.7).abs() < 1e-6 && (p[1].1 - 0.3).abs() < 1e-6, "{p:?}");
+        assert_eq!(s.most_likely().0, 2);
+        // 2, then 6 at 0.3, then 6 at 0.4 → 42 / 58 %.
+        let s = FloraStack(vec![(2, 1.0), (6, 0.3), (6, 0.4)]);
+        let p = s.probabilities();
+        assert!((p[0].1 - 0.42).abs() < 1e-6 && (p[1].1 - 0.58).abs() < 1e-6, "{p:?}");
+        assert_eq!(s.most_likely().0, 6);
+        assert_eq!(FloraStack(vec![(3, 0.0)]).most_likely(), (0, 0.0));
+        assert_eq!(FloraStack::default().most_likely(), (0, 0.0));
+    }
+
+    #[test]
+    fn shader_over_compositing() {
+        let mut s = ShaderResult::default();
+        s.over(5, 1.0);
+        s.over(7, 0.25);
+        let w5 = s.splat.iter().find(|e| e.0 == 5).unwrap().1;
+        let w7 = s.splat.iter().find(|e| e.0 == 7).unwrap().1;
+        assert_eq!((w5, w7), (0.75, 0.25));
+        for f in 10..20 {
+            s.over(f, 0.5);
+        }
+        assert!(s.splat.iter().all(|e| e.0 >= 10), "the oldest, weakest contributions are dropped: {:?}", s.splat);
+    }
+}
