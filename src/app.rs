@@ -417,7 +417,9 @@ fn adapters() -> Result<()> {
 fn bench(file: Option<&Path>, repeat: usize, json: bool, full_16m: bool, args: &HeightArgs) -> Result<()> {
     let t = load_terrain(file)?;
     let e = height_evaluator(&t, args, file)?;
-    let cases = crate::bench::run_standard(&t, &e, repeat, full_16m)?;
+    let mut cases = crate::bench::run_standard(&t, &e, repeat, full_16m)?;
+    let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, file), Default::default())?;
+    cases.extend(crate::bench::run_surface(&t, &e, &surface));
     let mut out = std::io::stdout().lock();
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&cases)?)?;

@@ -91,3 +91,20 @@ pub fn run_standard(t: &crate::trn::Terrain, e: &HeightEvaluator, repeat: usize,
     }
     Ok(cases)
 }
+
+/// The surface passes over the full map at 8 m (CPU backend; there is no GPU surface pass
+/// yet): normals and both traversals from a finished height grid, timed separately from the
+/// heights they start from.
+pub fn run_surface(t: &crate::trn::Terrain, e: &HeightEvaluator, s: &crate::surface::SurfaceEvaluator) -> Vec<BenchCase> {
+    let half = f64::from(t.header.map_width) / 2.0;
+    let n = (2.0 * half / 8.0) as u32 + 1;
+    let grid = square_grid(-half, -half, 8.0, n);
+    let mut heights = vec![0.0f32; n as usize * n as usize];
+    cpu_grid(e, &grid, 256, &mut heights);
+    let t0 = Instant::now();
+    let maps = crate::surface::maps::evaluate(&grid, &heights, e, s, crate::surface::normals::NormalMethod::Faces);
+    let seconds = t0.elapsed().as_secs_f64();
+    drop(maps);
+    let posts = u64::from(n) * u64::from(n);
+    vec![BenchCase { name: format!("surface passes, full map at 8 m ({n}²)"), backend: "cpu".into(), posts, seconds, posts_per_second: posts as f64 / seconds }]
+}

@@ -49,11 +49,39 @@ pub fn default_maps(t: &Terrain, surface: &SurfaceEvaluator) -> Vec<String> {
     maps.into_iter().map(String::from).collect()
 }
 
+/// What the maps keep of one post's [`SurfaceResult`] (the flora stacks reduced to their
+/// most likely family), so a grid costs ~90 bytes a post.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PostSurface {
+    pub shader: i32,
+    pub splat: [(i32, f32); super::SPLAT_LAYERS],
+    /// Per flora class: (most likely family, its probability).
+    pub flora: [(i32, f32); 4],
+    pub environment: i32,
+    pub color: [f32; 3],
+    pub excluded: bool,
+    pub passable: Option<u8>,
+}
+
+impl From<SurfaceResult> for PostSurface {
+    fn from(r: SurfaceResult) -> Self {
+        PostSurface {
+            shader: r.shader.family,
+            splat: r.shader.splat,
+            flora: std::array::from_fn(|k| r.flora[k].most_likely()),
+            environment: r.environment,
+            color: r.color,
+            excluded: r.excluded,
+            passable: r.passable,
+        }
+    }
+}
+
 /// The per-post results of the surface passes over a grid, row-major from the south.
 pub struct SurfaceGrid {
     pub grid: Grid,
     pub normals: Vec<[f32; 3]>,
-    pub results: Vec<SurfaceResult>,
+    pub results: Vec<PostSurface>,
 }
 
 /// Side of the blocks the surface pass culls its layer list for.
@@ -108,9 +136,9 @@ pub fn evaluate(grid: &Grid, heights: &[f32], he: &HeightEvaluator, se: &Surface
             post_normal(method, &h, grid.spacing as f32, gc0 + c, gr0 + r)
         })
         .collect();
-    let mut results = vec![SurfaceResult::default(); cols * rows];
+    let mut results = vec![PostSurface::default(); cols * rows];
     let blocks: Vec<(u32, u32)> = (0..grid.rows).step_by(BLOCK as usize).flat_map(|r| (0..grid.cols).step_by(BLOCK as usize).map(move |c| (c, r))).collect();
-    let computed: Vec<((u32, u32), Vec<SurfaceResult>)> = blocks
+    let computed: Vec<((u32, u32), Vec<PostSurface>)> = blocks
         .par_iter()
         .map(|&(c0, r0)| {
             let (c1, r1) = ((c0 + BLOCK).min(grid.cols) - 1, (r0 + BLOCK).min(grid.rows) - 1);
@@ -120,7 +148,7 @@ pub fn evaluate(grid: &Grid, heights: &[f32], he: &HeightEvaluator, se: &Surface
                 for c in c0..=c1 {
                     let (x, z) = grid.post(c, r);
                     let i = r as usize * cols + c as usize;
-                    out.push(se.at_with(&tile, x, z, Ground { height: heights[i], normal: normals[i] }));
+                    out.push(se.at_with(&tile, x, z, Ground { height: heights[i], normal: normals[i] }).into());
                 }
             }
             ((c0, r0), out)
@@ -149,6 +177,9 @@ pub fn write_png8(path: &Path, cols: u32, rows: u32, channels: usize, data: &[u8
         let mut enc = png::Encoder::new(w, cols, rows);
         enc.set_color(color);
         enc.set_depth(png::BitDepth::Eight);
+        // Maps such as normals and the preview are noisy: the fast deflate level costs a
+        // little size and saves most of the write time.
+        enc.set_compression(png::Compression::Fast);
         let mut writer = enc.write_header().map_err(io::Error::other)?;
         let stride = cols as usize * channels;
         let mut flipped = Vec::with_capacity(data.len());
@@ -163,15 +194,15 @@ pub fn write_png8(path: &Path, cols: u32, rows: u32, channels: usize, data: &[u8
 
 /// Splat weights of one post for `families` (the splat channels), summing to 255 where the
 /// post has any shader (largest-remainder rounding), all 0 elsewhere.
-pub fn splat_bytes(r: &SurfaceResult, families: &[i32]) -> Vec<u8> {
-    let total: f32 = r.shader.splat.iter().filter(|e| e.0 != 0).map(|e| e.1).sum();
+pub fn splat_bytes(r: &PostSurface, families: &[i32]) -> Vec<u8> {
+    let total: f32 = r.splat.iter().filter(|e| e.0 != 0).map(|e| e.1).sum();
     let mut out = vec![0u8; families.len()];
     if total <= 0.0 {
         return out;
     }
     let shares: Vec<f32> = families
         .iter()
-        .map(|f| r.shader.splat.iter().filter(|e| e.0 == *f).map(|e| e.1).sum::<f32>() / total * 255.0)
+        .map(|f| r.splat.iter().filter(|e| e.0 == *f).map(|e| e.1).sum::<f32>() / total * 255.0)
         .collect();
     let mut given = 0u32;
     for (o, s) in out.iter_mut().zip(&shares) {
@@ -218,10 +249,10 @@ pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceE
     }
     if want("splat") {
         // Channels: every shader family that claims some post, by id.
-        let mut families: Vec<i32> = s.results.iter().flat_map(|r| r.shader.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0)).collect();
+        let mut families: Vec<i32> = s.results.iter().flat_map(|r| r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0)).collect();
         families.sort_unstable();
         families.dedup();
-        let ids: Vec<f32> = s.results.iter().map(|r| r.shader.family.max(0) as f32).collect();
+        let ids: Vec<f32> = s.results.iter().map(|r| r.shader.max(0) as f32).collect();
         files.push(export::write_geotiff_u16(&outdir.join("shader_id.tif"), &pg, &ids, inp.citation, 1.0, 0.0)?);
         let mut legend = Vec::new();
         for (k, chunk) in families.chunks(4).enumerate() {
@@ -249,7 +280,7 @@ pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceE
     if want("flora") {
         let mut legend = serde_json::Map::new();
         for (class, name) in FLORA_CLASSES.iter().enumerate() {
-            let best: Vec<(i32, f32)> = s.results.par_iter().map(|r| r.flora[class].most_likely()).collect();
+            let best: Vec<(i32, f32)> = s.results.iter().map(|r| r.flora[class]).collect();
             let ids: Vec<f32> = best.iter().map(|b| b.0.max(0) as f32).collect();
             files.push(export::write_geotiff_u16(&outdir.join(format!("flora_{name}_id.tif")), &pg, &ids, inp.citation, 1.0, 0.0)?);
             let probs: Vec<f32> = best.iter().map(|b| b.1).collect();
@@ -316,7 +347,7 @@ pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceE
             .flat_map_iter(|i| {
                 let shade = 0.35 + 0.65 * hillshade(s.normals[i]);
                 let h = inp.heights[i];
-                let base = match colors.get(&s.results[i].shader.family) {
+                let base = match colors.get(&s.results[i].shader) {
                     Some(c) => c.map(|v| f32::from(v) / 255.0),
                     // Height tint: low sand → high grey-brown.
                     None => {
