@@ -279,9 +279,13 @@ fn parse_region(s: &str) -> Result<[f64; 4]> {
     Ok([v[0], v[1], v[2], v[3]])
 }
 
+/// The largest grid `--maps auto` bakes surface maps for: 4097² posts (a full 16 km planet
+/// at 4 m), about 1.5 GB of surface state.
+const AUTO_SURFACE_MAPS_MAX_POSTS: u64 = 4097 * 4097;
+
 /// The surface maps `bake --maps` asks for (swg-trn §5.2 steps 2–4), as a hook the bake
 /// runs on the finished heights; `None` when only heights are wanted.
-fn surface_maps_hook(args: &crate::cli::BakeArgs, t: &Terrain, opts: &crate::plan::HeightOptions) -> Result<Option<crate::bake::SurfaceMapsHook>> {
+fn surface_maps_hook(args: &crate::cli::BakeArgs, t: &Terrain, opts: &crate::plan::HeightOptions, posts: u64, quiet: bool) -> Result<Option<crate::bake::SurfaceMapsHook>> {
     use crate::surface::maps::{default_maps, evaluate, write_maps, MapInputs, MAP_NAMES};
     let surface = crate::surface::SurfaceEvaluator::new(t, opts, args.surface.options())?;
     for w in &surface.plan.warnings {
@@ -290,7 +294,16 @@ fn surface_maps_hook(args: &crate::cli::BakeArgs, t: &Terrain, opts: &crate::pla
     let mut maps = Vec::new();
     for m in &args.maps {
         if m == "auto" {
-            maps.extend(default_maps(t, &surface));
+            // The surface maps hold the whole grid in memory (~90 bytes a post besides the
+            // heights): `auto` leaves them out of bakes too big for that, with a notice.
+            if posts > AUTO_SURFACE_MAPS_MAX_POSTS {
+                if !quiet {
+                    eprintln!("note: {posts} posts is more than --maps auto bakes surface maps for ({AUTO_SURFACE_MAPS_MAX_POSTS}); baking heights only (name the maps in --maps to force them)");
+                }
+                maps.push("height".to_string());
+            } else {
+                maps.extend(default_maps(t, &surface));
+            }
         } else if MAP_NAMES.contains(&m.as_str()) {
             maps.push(m.clone());
         } else {
@@ -350,7 +363,7 @@ pub fn bake_job(args: &crate::cli::BakeArgs, t: &Terrain, quiet: bool) -> Result
         roads: opts.roads,
         bitmap_gain: opts.bitmap_gain,
     };
-    let surface_maps = surface_maps_hook(args, t, &opts)?;
+    let surface_maps = surface_maps_hook(args, t, &opts, u64::from(cols) * u64::from(rows), quiet)?;
     Ok(BakeJob {
         surface_maps,
         grid: crate::eval::Grid { x0: region[0], z0: region[1], spacing, cols, rows },
