@@ -25,14 +25,16 @@ fn bake(out: &Path, extra: &[&str]) {
 fn demo_bake_writes_outputs_and_manifest() {
     let out = tmp("plain");
     bake(&out, &[]);
-    for f in ["height.tif", "height.png", "manifest.json"] {
+    for f in ["height.tif", "height.png", "height.pgw", "manifest.json"] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(m["parameters"]["cols"], 257);
     assert_eq!(m["backend"], "cpu");
     assert!(m["max_height"].as_f64().unwrap() > m["min_height"].as_f64().unwrap());
-    assert_eq!(m["outputs"].as_array().unwrap().len(), 2);
+    // height.tif, height.png and the PNG's world file, each with its size and checksum.
+    let outputs: Vec<&str> = m["outputs"].as_array().unwrap().iter().map(|o| o["path"].as_str().unwrap()).collect();
+    assert_eq!(outputs, ["height.tif", "height.png", "height.pgw"]);
     assert!(!out.join(".trnbake-tiles").exists(), "checkpoints are removed after a finished bake");
     std::fs::remove_dir_all(&out).unwrap();
 }

@@ -94,7 +94,7 @@ pub fn write_vrt(path: &Path, grid: &PostGrid, tiles: &[VrtTile], sample: TiffSa
 /// reads it as an `ENGCRS` with metre axes, the same CRS it reads from the GeoKeys, §3.3).
 pub fn local_cs_wkt(citation: &str) -> String {
     let name: String = citation.chars().map(|c| if c == '"' || c.is_control() { '\'' } else { c }).collect();
-    format!(r#"LOCAL_CS["{name}",UNIT["metre",1],AXIS["Easting",EAST],AXIS["Northing",NORTH]]"#)
+    format!(r#"LOCAL_CS["{name}",UNIT["metre",1,AUTHORITY["EPSG","9001"]],AXIS["Easting",EAST],AXIS["Northing",NORTH]]"#)
 }
 
 fn xml_escape(s: &str) -> String {
