@@ -309,8 +309,8 @@ fn parse_header(head: &[u8], len: u64) -> Result<TerHeader, String> {
 
 /// A `.ter` on disk as a [`HeightSource`] (elevations read with positioned reads, decoded to
 /// metres with SCAL z). The grid has the file's SCAL as spacing and, since a `.ter` has no
-/// georeferencing, its centre at world (0, 0) — the SWG convention — unless
-/// [`TerSource::with_origin`] says otherwise.
+/// georeferencing, its centre at world (0, 0) — the SWG convention (`convert --origin`
+/// relabels it).
 pub struct TerSource {
     path: PathBuf,
     file: File,
@@ -338,13 +338,6 @@ impl TerSource {
         };
         let file = File::open(path)?;
         Ok(Self { path: path.to_path_buf(), file, header, grid })
-    }
-
-    /// Put the south-west post at world (west_x, south_z).
-    pub fn with_origin(mut self, west_x: f64, south_z: f64) -> Self {
-        self.grid.west_x = west_x;
-        self.grid.south_z = south_z;
-        self
     }
 
     /// The height encoding of this file (SCAL z for heights, §1.7).
