@@ -130,7 +130,9 @@ fn find_sidecar(path: &Path) -> Result<Option<WrittenFile>> {
     let candidates = [PathBuf::from(side), path.with_file_name("manifest.json")];
     for c in candidates {
         let Ok(text) = std::fs::read_to_string(&c) else { continue };
-        let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", c.display()))?;
+        // A JSON file that is not ours (or is damaged) just does not describe the input; the
+        // command line still can.
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { continue };
         let Some(outputs) = v.get("outputs").and_then(|o| o.as_array()) else { continue };
         for o in outputs {
             if o.get("path").and_then(|p| p.as_str()) == Some(name.as_str()) {
