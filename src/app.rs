@@ -32,8 +32,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Sample { file, points, at, height } => sample(file.as_deref(), points.as_deref(), at.as_deref(), &height),
         Command::Fidelity { file, cells, seed, json, height, surface } => fidelity(&file, cells, seed, json, &height, &surface),
         Command::Bake(args) => bake(&args, cli.quiet),
-        Command::Merge { output, shards, format } => {
-            let r = crate::bake::merge(&output, &shards, &format, cli.quiet)?;
+        Command::Merge { output, shards, export } => {
+            let choice = export_choice(&export)?;
+            let r = crate::bake::merge(&output, &shards, &choice, cli.quiet)?;
             if !cli.quiet {
                 eprintln!("merged {} posts into {} ({} files)", r.posts, output.display(), r.outputs.len());
             }
@@ -41,6 +42,8 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Adapters => adapters(),
         Command::Bench { file, repeat, json, full_16m, height } => bench(file.as_deref(), repeat, json, full_16m, &height),
+        Command::Convert(args) => convert(&args, cli.quiet),
+        Command::BenchExport { posts, dir, format, json } => bench_export(posts, dir, format.as_deref(), json),
     }
 }
 
@@ -346,11 +349,9 @@ pub fn bake_job(args: &crate::cli::BakeArgs, t: &Terrain, quiet: bool) -> Result
         None if args.backend == Backend::Cpu => 512,
         None => 2048,
     };
-    for f in &args.format {
-        if !matches!(f.as_str(), "tif" | "png") {
-            bail!("unknown --format `{f}` (tif, png)");
-        }
-    }
+    let export = export_choice(&args.export)?;
+    // Refuse an impossible preset/tiling now, not after the bake.
+    crate::export::set::check_choice(&export, cols, rows)?;
     let opts = height_options(&args.height, args.file.as_deref());
     let params = BakeParams {
         input,
@@ -373,8 +374,160 @@ pub fn bake_job(args: &crate::cli::BakeArgs, t: &Terrain, quiet: bool) -> Result
         shard: args.shard,
         outdir: args.output.clone(),
         quiet,
-        formats: args.format.clone(),
+        export,
     })
+}
+
+/// `--format/--preset/--size/--tiles` → what to export. Formats default to the preset's
+/// engine format, else `tif,png` (the bake's historical outputs).
+pub fn export_choice(args: &crate::cli::ExportArgs) -> Result<crate::export::set::ExportChoice> {
+    use crate::export::set::{ExportChoice, Format};
+    let names: Vec<String> = match (&args.format, args.preset) {
+        (Some(f), _) => f.clone(),
+        (None, Some(p)) => p.default_formats().iter().map(|s| s.to_string()).collect(),
+        (None, None) => vec!["tif".into(), "png".into()],
+    };
+    let mut formats: Vec<Format> = Vec::new();
+    for n in &names {
+        let f: Format = n.parse().map_err(|e: String| anyhow::anyhow!("--format: {e}"))?;
+        if !formats.contains(&f) {
+            formats.push(f);
+        }
+    }
+    if formats.is_empty() {
+        bail!("--format: give at least one format ({})", crate::export::set::FORMAT_NAMES);
+    }
+    if args.size.is_some() && args.preset.is_none() {
+        bail!("--size chooses an engine heightmap size and needs --preset");
+    }
+    Ok(ExportChoice { formats, preset: args.preset, size: args.size, tiles: args.tiles })
+}
+
+/// Parse `A,B` (two finite numbers) for `--origin`/`--height-range`.
+fn parse_pair(s: &str, what: &str) -> Result<(f64, f64)> {
+    let v: Vec<f64> = s.split(',').map(|p| p.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| anyhow::anyhow!("{what} `{s}` is not two numbers A,B"))?;
+    match v[..] {
+        [a, b] if a.is_finite() && b.is_finite() => Ok((a, b)),
+        _ => bail!("{what} `{s}` is not two numbers A,B"),
+    }
+}
+
+fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
+    use crate::export::import::{open, ImportOptions};
+    use crate::export::set::{dir_and_stem, export, ExportSpec, Format, Output, Tiles};
+    use crate::export::RowOrder;
+    let dims = match &args.dims {
+        Some(d) => {
+            let (c, r) = d.split_once(['x', 'X']).with_context(|| format!("--dims `{d}` is not COLSxROWS"))?;
+            let c: u32 = c.trim().parse().with_context(|| format!("--dims `{d}` is not COLSxROWS"))?;
+            let r: u32 = r.trim().parse().with_context(|| format!("--dims `{d}` is not COLSxROWS"))?;
+            Some((c, r))
+        }
+        None => None,
+    };
+    let opts = ImportOptions {
+        format: args.input_format,
+        dims,
+        spacing: args.spacing,
+        origin: args.origin.as_deref().map(|o| parse_pair(o, "--origin")).transpose()?,
+        height_range: args.height_range.as_deref().map(|o| parse_pair(o, "--height-range")).transpose()?,
+        row_order: args.row_order.map(|r| match r {
+            crate::cli::RowOrderArg::North => RowOrder::NorthFirst,
+            crate::cli::RowOrderArg::South => RowOrder::SouthFirst,
+        }),
+    };
+    if args.spacing.is_some_and(|s| !(s.is_finite() && s > 0.0)) {
+        bail!("--spacing must be a positive number of metres");
+    }
+
+    // The output: one format, from --format or OUT's extension; `.vrt` = GeoTIFF tiles + mosaic.
+    let ext = args.output.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let format = match &args.export.format {
+        Some(f) if f.len() == 1 => f[0].parse::<Format>().map_err(|e| anyhow::anyhow!("--format: {e}"))?,
+        Some(_) => bail!("convert writes one format; give one --format"),
+        None if ext == "vrt" => Format::Tif,
+        None => Format::from_extension(&args.output)
+            .with_context(|| format!("cannot tell the output format from `{}`; give --format ({})", args.output.display(), crate::export::set::FORMAT_NAMES))?,
+    };
+    let mut choice = export_choice(&crate::cli::ExportArgs { format: Some(vec![format.name().to_string()]), ..args.export.clone() })?;
+    if ext == "vrt" {
+        if !matches!(format, Format::Tif | Format::Tif16) {
+            bail!("a .vrt mosaics GeoTIFF tiles; --format must be tif or tif16");
+        }
+        choice.tiles.get_or_insert(Tiles::Count(1));
+    }
+    let (dir, stem) = dir_and_stem(&args.output)?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+
+    let input = open(&args.input, &opts)?;
+    let citation = input.citation.clone().unwrap_or_else(|| "trnbake local metres".to_string());
+    let out_ext = if ext == "vrt" || ext.is_empty() { format.extension().to_string() } else { ext.clone() };
+    let spec = ExportSpec {
+        outputs: vec![Output { format, stem: stem.clone(), ext: out_ext }],
+        ..ExportSpec::for_bake(&choice, citation)
+    };
+    let report = export(input.source.as_ref(), None, &spec, &dir, &|_| {})?;
+
+    // The sidecar: what RAW files cannot say about themselves, and the engine settings.
+    let side_path = {
+        let mut p = args.output.as_os_str().to_owned();
+        p.push(".json");
+        std::path::PathBuf::from(p)
+    };
+    let v = serde_json::json!({
+        "trnbake_version": env!("CARGO_PKG_VERSION"),
+        "input": { "path": args.input.display().to_string(), "format": input.format, "grid": input.source.grid() },
+        "export": report.summary,
+        "outputs": report.files,
+    });
+    write_atomic(&side_path, serde_json::to_string_pretty(&v)?.as_bytes()).with_context(|| format!("cannot write {}", side_path.display()))?;
+    if !quiet {
+        let g = report.summary.grid;
+        eprintln!(
+            "converted {} ({}x{} posts at {} m, heights {:.3} .. {:.3} m)",
+            args.input.display(),
+            g.cols,
+            g.rows,
+            g.spacing,
+            report.summary.height_min,
+            report.summary.height_max
+        );
+        for f in &report.files {
+            eprintln!("  wrote {} ({} bytes)", dir.join(&f.path).display(), f.bytes);
+        }
+        eprintln!("  wrote {}", side_path.display());
+    }
+    Ok(())
+}
+
+fn bench_export(posts: u32, dir: Option<std::path::PathBuf>, formats: Option<&[String]>, json: bool) -> Result<()> {
+    use crate::export::set::Format;
+    let formats: Vec<Format> = match formats {
+        Some(f) => f.iter().map(|n| n.parse::<Format>().map_err(|e| anyhow::anyhow!("--format: {e}"))).collect::<Result<_>>()?,
+        None => vec![Format::Tif, Format::Tif16, Format::Png, Format::Ter, Format::R16, Format::R32],
+    };
+    let dir = dir.unwrap_or_else(std::env::temp_dir);
+    let r = crate::bench::run_export(posts, &dir, &formats)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&r)?)?;
+        return Ok(());
+    }
+    writeln!(out, "{}x{} posts ({} rayon threads), synthetic terrain streamed from a raw file; MB/s of samples written (atomic write, fsync and SHA-256 included):", posts, posts, rayon::current_num_threads())?;
+    for c in &r.cases {
+        writeln!(
+            out,
+            "  {:<6} {:<12} {:>9.1} MB samples → {:>9.1} MB file  {:>7.2} s  {:>7.1} MB/s",
+            c.format,
+            c.compression,
+            c.sample_bytes as f64 / 1e6,
+            c.file_bytes as f64 / 1e6,
+            c.seconds,
+            c.mb_per_s
+        )?;
+    }
+    writeln!(out, "peak RSS of this process: {:.0} MiB", r.peak_rss_bytes as f64 / (1u64 << 20) as f64)?;
+    Ok(())
 }
 
 fn bake(args: &crate::cli::BakeArgs, quiet: bool) -> Result<()> {

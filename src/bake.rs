@@ -7,7 +7,9 @@
 //! coordinates").
 
 use crate::eval::{Grid, HeightEvaluator};
-use crate::export::{self, PostGrid, WrittenFile};
+use crate::export::set::{export, ExportChoice, ExportSpec, ExportSummary};
+use crate::export::source::{check_block, read_exact_at, scan_min_max};
+use crate::export::{HeightSource, PostGrid, WrittenFile};
 use crate::fsutil::write_atomic;
 use crate::gpu::{GpuContext, GpuHeightPass, TileSpec};
 use anyhow::{bail, Context, Result};
@@ -70,8 +72,8 @@ pub struct BakeJob {
     pub shard: Option<Shard>,
     pub outdir: PathBuf,
     pub quiet: bool,
-    /// Output formats: "tif", "png".
-    pub formats: Vec<String>,
+    /// Output formats, preset, tiling.
+    pub export: ExportChoice,
     /// Surface maps to write from the finished heights (`crate::surface::maps`), if any:
     /// called with the grid, its heights (row-major from the south) and the height evaluator.
     pub surface_maps: Option<SurfaceMapsHook>,
@@ -121,19 +123,10 @@ fn tile_path(outdir: &Path, t: &TileSpec) -> PathBuf {
     outdir.join(TILE_DIR).join(format!("r{}-c{}-{}x{}.f32", t.r0, t.c0, t.cols, t.rows))
 }
 
-fn read_tile(path: &Path, t: &TileSpec) -> Option<Vec<f32>> {
-    let bytes = std::fs::read(path).ok()?;
-    if bytes.len() != t.cols as usize * t.rows as usize * 4 {
-        return None;
-    }
-    Some(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
-}
-
-fn place(heights: &mut [f32], grid: &Grid, t: &TileSpec, data: &[f32]) {
-    for r in 0..t.rows as usize {
-        let dst = (t.r0 as usize + r) * grid.cols as usize + t.c0 as usize;
-        heights[dst..dst + t.cols as usize].copy_from_slice(&data[r * t.cols as usize..(r + 1) * t.cols as usize]);
-    }
+/// Whether the checkpoint of tile `t` is complete (tiles are written atomically, so the
+/// right size means a finished tile).
+fn tile_done(path: &Path, t: &TileSpec) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.len() == u64::from(t.cols) * u64::from(t.rows) * 4)
 }
 
 fn progress_bar(len: u64, quiet: bool, what: &str) -> indicatif::ProgressBar {
@@ -166,6 +159,8 @@ pub struct BakeReport {
     pub outputs: Vec<WrittenFile>,
     /// Time spent on the surface maps, when any were asked for.
     pub maps_seconds: Option<f64>,
+    /// Preset, resampling, tiles and engine settings of the outputs.
+    pub export: Option<ExportSummary>,
 }
 
 /// Run the height pass of `job` with `evaluator`, checkpointing tiles in the output folder.
@@ -192,7 +187,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         Some(s) => all.iter().enumerate().filter(|(i, _)| *i as u32 % s.count == s.index - 1).map(|(_, t)| *t).collect(),
         None => all.clone(),
     };
-    let todo: Vec<TileSpec> = mine.iter().copied().filter(|t| read_tile(&tile_path(&job.outdir, t), t).is_none()).collect();
+    let todo: Vec<TileSpec> = mine.iter().copied().filter(|t| !tile_done(&tile_path(&job.outdir, t), t)).collect();
     let resumed = mine.len() - todo.len();
     if resumed > 0 && !job.quiet {
         eprintln!("resuming: {resumed} of {} tiles already done", mine.len());
@@ -287,6 +282,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         max_height: f32::NAN,
         outputs: Vec::new(),
         maps_seconds: None,
+        export: None,
     };
     if job.shard.is_some() {
         let done = BakeState { complete: true, ..state };
@@ -294,14 +290,20 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         report.total_seconds = start.elapsed().as_secs_f64();
         return Ok(report);
     }
-    let heights = assemble(&job.params, &job.grid, &[job.outdir.clone()], &job.outdir, &job.formats, job.quiet, &mut report)?;
+    assemble(&job.params, &job.grid, &[job.outdir.clone()], &job.outdir, &job.export, job.quiet, &mut report)?;
     if let Some(hook) = &job.surface_maps {
+        // The surface maps need the whole grid (bake --maps auto keeps them to grids that
+        // fit): read it back from the checkpoints.
         let t_maps = Instant::now();
+        let source = CheckpointSource::new(&job.grid, job.params.tile, &[job.outdir.clone()])?;
+        let mut heights = Vec::new();
+        heights.try_reserve_exact(job.grid.cols as usize * job.grid.rows as usize).context("not enough memory for the surface maps")?;
+        heights.resize(job.grid.cols as usize * job.grid.rows as usize, 0.0f32);
+        source.read_block(0, 0, job.grid.cols, job.grid.rows, &mut heights)?;
         let files = hook(&job.grid, &heights, evaluator)?;
         report.outputs.extend(files);
         report.maps_seconds = Some(t_maps.elapsed().as_secs_f64());
     }
-    drop(heights);
     report.total_seconds = start.elapsed().as_secs_f64();
     write_manifest(&job.outdir, &job.params, &report)?;
     let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
@@ -314,47 +316,97 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
 /// fastest on tatooine's 2 m region (README, Performance).
 pub const CPU_CULL_BLOCK: u32 = 256;
 
-/// Gather every tile of the grid from `sources` (bake or shard folders), then write the outputs.
+/// The finished tile checkpoints of a bake (in one folder, or spread over shard folders) as
+/// one [`HeightSource`]: blocks are read straight from the tile files with positioned reads,
+/// so writing the outputs never holds the whole grid (a 16385² bake is 1 GiB of f32).
+pub struct CheckpointSource {
+    grid: PostGrid,
+    tile: u32,
+    tiles_x: u32,
+    /// Tile files in [`tiles`] order (row-major from the south-west).
+    files: Vec<PathBuf>,
+}
+
+impl CheckpointSource {
+    /// Find every tile of `grid` in `sources` (a complete file: the right size), or name the
+    /// first missing one.
+    pub fn new(grid: &Grid, tile: u32, sources: &[PathBuf]) -> Result<Self> {
+        let mut files = Vec::new();
+        for t in tiles(grid, tile) {
+            let f = sources
+                .iter()
+                .map(|s| tile_path(s, &t))
+                .find(|p| tile_done(p, &t))
+                .with_context(|| format!("tile at post ({}, {}) is missing from every shard folder", t.c0, t.r0))?;
+            files.push(f);
+        }
+        let post_grid = PostGrid { cols: grid.cols, rows: grid.rows, west_x: grid.x0, south_z: grid.z0, spacing: grid.spacing };
+        Ok(Self { grid: post_grid, tile, tiles_x: grid.cols.div_ceil(tile), files })
+    }
+}
+
+impl HeightSource for CheckpointSource {
+    fn grid(&self) -> PostGrid {
+        self.grid
+    }
+
+    fn read_block(&self, c0: u32, r0: u32, cols: u32, rows: u32, out: &mut [f32]) -> std::io::Result<()> {
+        check_block(&self.grid, c0, r0, cols, rows, out)?;
+        if cols == 0 || rows == 0 {
+            return Ok(());
+        }
+        let t = self.tile;
+        let mut buf = Vec::new();
+        for ty in r0 / t..=(r0 + rows - 1) / t {
+            for tx in c0 / t..=(c0 + cols - 1) / t {
+                let path = &self.files[(ty * self.tiles_x + tx) as usize];
+                let file = std::fs::File::open(path)?;
+                let (tc0, tr0) = (tx * t, ty * t);
+                let tile_cols = t.min(self.grid.cols - tc0);
+                // The part of this tile inside the block.
+                let (a, b) = (c0.max(tc0), (c0 + cols).min(tc0 + tile_cols));
+                let (ra, rb) = (r0.max(tr0), (r0 + rows).min(tr0 + t));
+                buf.resize((b - a) as usize * 4, 0);
+                for r in ra..rb {
+                    let pos = (u64::from(r - tr0) * u64::from(tile_cols) + u64::from(a - tc0)) * 4;
+                    read_exact_at(&file, &mut buf, pos).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+                    let dst = (r - r0) as usize * cols as usize + (a - c0) as usize;
+                    for (h, c) in out[dst..dst + (b - a) as usize].iter_mut().zip(buf.chunks_exact(4)) {
+                        *h = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Write the outputs of a finished grid from the tile checkpoints in `sources` (bake or shard
+/// folders), streaming: no step holds the whole grid.
 pub fn assemble(
     params: &BakeParams,
     grid: &Grid,
     sources: &[PathBuf],
     outdir: &Path,
-    formats: &[String],
+    choice: &ExportChoice,
     quiet: bool,
     report: &mut BakeReport,
-) -> Result<Vec<f32>> {
-    let n = grid.cols as usize * grid.rows as usize;
-    let mut heights = Vec::new();
-    heights.try_reserve_exact(n).context("not enough memory for the height grid")?;
-    heights.resize(n, 0.0f32);
-    for t in tiles(grid, params.tile) {
-        let data = sources
-            .iter()
-            .find_map(|s| read_tile(&tile_path(s, &t), &t))
-            .with_context(|| format!("tile at post ({}, {}) is missing from every shard folder", t.c0, t.r0))?;
-        place(&mut heights, grid, &t, &data);
-    }
-    let (min, max) = heights.iter().fold((f32::MAX, f32::MIN), |(a, b), &h| (a.min(h), b.max(h)));
+) -> Result<()> {
+    let src = CheckpointSource::new(grid, params.tile, sources)?;
+    let (min, max) = scan_min_max(&src)?.context("the bake has no finite height")?;
     report.min_height = min;
     report.max_height = max;
-    let post_grid = PostGrid { cols: grid.cols, rows: grid.rows, west_x: grid.x0, south_z: grid.z0, spacing: grid.spacing };
     let citation = format!("SWG {} local metres", Path::new(&params.input).file_stem().map_or("terrain".into(), |s| s.to_string_lossy()));
-    let pb = progress_bar(formats.len() as u64, quiet, "writing");
-    for f in formats {
-        let w = match f.as_str() {
-            "tif" => export::write_geotiff_f32(&outdir.join("height.tif"), &post_grid, &heights, &citation)?,
-            "png" => {
-                let (scale, offset) = export::u16_scale_offset(min, max);
-                export::write_png16(&outdir.join("height.png"), &post_grid, &heights, scale, offset)?
-            }
-            other => bail!("unknown output format `{other}` (tif, png)"),
-        };
-        report.outputs.push(w);
+    let spec = ExportSpec::for_bake(choice, citation);
+    let pb = progress_bar(0, quiet, "writing");
+    let r = export(&src, Some((min, max)), &spec, outdir, &|total| {
+        pb.set_length(total);
         pb.inc(1);
-    }
+    })?;
     pb.finish_and_clear();
-    Ok(heights)
+    report.outputs = r.files;
+    report.export = Some(r.summary);
+    Ok(())
 }
 
 fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Result<()> {
@@ -366,6 +418,7 @@ fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Re
         "posts": report.posts,
         "min_height": report.min_height,
         "max_height": report.max_height,
+        "export": report.export,
         "outputs": report.outputs,
         "timing": {
             "compute_seconds": report.compute_seconds,
@@ -382,7 +435,7 @@ fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Re
 
 /// `trnbake merge OUT SHARD...`: check that the shards belong to one bake and cover it, then
 /// write the outputs and manifest into OUT.
-pub fn merge(outdir: &Path, shards: &[PathBuf], formats: &[String], quiet: bool) -> Result<BakeReport> {
+pub fn merge(outdir: &Path, shards: &[PathBuf], choice: &ExportChoice, quiet: bool) -> Result<BakeReport> {
     let start = Instant::now();
     let mut params: Option<BakeParams> = None;
     for s in shards {
@@ -413,8 +466,9 @@ pub fn merge(outdir: &Path, shards: &[PathBuf], formats: &[String], quiet: bool)
         max_height: f32::NAN,
         outputs: Vec::new(),
         maps_seconds: None,
+        export: None,
     };
-    assemble(&params, &grid, shards, outdir, formats, quiet, &mut report)?;
+    assemble(&params, &grid, shards, outdir, choice, quiet, &mut report)?;
     report.total_seconds = start.elapsed().as_secs_f64();
     write_manifest(outdir, &params, &report)?;
     Ok(report)

@@ -108,3 +108,162 @@ pub fn run_surface(t: &crate::trn::Terrain, e: &HeightEvaluator, s: &crate::surf
     let posts = u64::from(n) * u64::from(n);
     vec![BenchCase { name: format!("surface passes, full map at 8 m ({n}²)"), backend: "cpu".into(), posts, seconds, posts_per_second: posts as f64 / seconds }]
 }
+
+/// One writer measured by [`run_export`].
+#[derive(Debug, Serialize)]
+pub struct ExportBenchCase {
+    pub format: String,
+    /// "deflate 6", "zlib 3", "none", or "-" for formats that are never compressed.
+    pub compression: String,
+    pub posts: u64,
+    /// Bytes of samples in the file's sample type (cols · rows · bytes per sample).
+    pub sample_bytes: u64,
+    pub file_bytes: u64,
+    pub seconds: f64,
+    /// `sample_bytes` per second, in MB (10^6 bytes).
+    pub mb_per_s: f64,
+}
+
+/// What `trnbake bench-export` reports.
+#[derive(Debug, Serialize)]
+pub struct ExportBench {
+    pub posts_a_side: u32,
+    pub threads: usize,
+    pub cases: Vec<ExportBenchCase>,
+    /// Peak resident memory of the process (VmHWM), bytes; 0 where /proc is missing.
+    pub peak_rss_bytes: u64,
+}
+
+/// Smooth synthetic terrain with ridges and fine detail, about −400 … +600 m.
+fn synthetic_height(x: f64, z: f64) -> f32 {
+    let h = 400.0 * (x / 2900.0).sin() * (z / 2300.0).cos()
+        + 120.0 * ((x - z) / 1100.0).sin()
+        + 15.0 * (x / 97.0).sin() * (z / 131.0).sin()
+        + 0.7 * ((x * 0.37).sin() + (z * 0.29).cos())
+        + 0.01 * x;
+    h as f32
+}
+
+/// Measure every writer on an `n × n` synthetic grid at 1 m (`n = 16385` is a 16384 m planet
+/// at 1 m), with and without compression. The grid is first streamed into a raw float file in
+/// `dir` (as a bake's checkpoints are), then each writer streams from it through the same
+/// [`crate::export::HeightSource`] path as a bake, so the figures include reading the source,
+/// encoding, the atomic write with fsync and the SHA-256 of the manifest. Each file is deleted
+/// after it is measured; memory stays bounded whatever `n` (see `peak_rss_bytes`).
+pub fn run_export(n: u32, dir: &std::path::Path, formats: &[crate::export::set::Format]) -> anyhow::Result<ExportBench> {
+    use crate::export::geotiff::{write_geotiff_from, GeoTiffOptions, TiffSample};
+    use crate::export::png16::{write_png16_from, Png16Options, DEFLATE};
+    use crate::export::raw::write_raw_from;
+    use crate::export::set::Format;
+    use crate::export::source::{RawFileSource, RawSample};
+    use crate::export::ter::{write_ter_from, TerEncoding};
+    use crate::export::{u16_full_scale_offset, u16_scale_offset, PostGrid, RowOrder};
+    use anyhow::Context;
+    use rayon::prelude::*;
+    use std::io::Write;
+
+    if n < 2 {
+        anyhow::bail!("--posts must be at least 2");
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let half = f64::from(n - 1) / 2.0;
+    let grid = PostGrid { cols: n, rows: n, west_x: -half, south_z: -half, spacing: 1.0 };
+    let tag = format!("trnbake-bench-export-{}", std::process::id());
+    let input = dir.join(format!("{tag}-input.r32"));
+    // The synthetic grid, south row first, generated in parallel 64-row bands.
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&input).with_context(|| format!("cannot create {}", input.display()))?);
+        let band = 64u32;
+        for r0 in (0..n).step_by(band as usize) {
+            let rows = band.min(n - r0);
+            let v: Vec<f32> = (0..rows * n)
+                .into_par_iter()
+                .map(|i| synthetic_height(grid.west_x + f64::from(i % n), grid.south_z + f64::from(r0 + i / n)))
+                .collect();
+            for &h in &v {
+                lo = lo.min(h);
+                hi = hi.max(h);
+            }
+            w.write_all(bytemuck::cast_slice(&v))?;
+        }
+        w.flush()?;
+    }
+    let src = RawFileSource::open(&input, grid, RawSample::F32, false)?;
+    let posts = u64::from(n) * u64::from(n);
+    let mut cases = Vec::new();
+    let out = |ext: &str| dir.join(format!("{tag}-out.{ext}"));
+    for &f in formats {
+        let variants: Vec<(&str, Box<dyn Fn() -> std::io::Result<crate::export::WrittenFile> + '_>, u64)> = match f {
+            Format::Tif | Format::Tif16 => {
+                let sample = match f {
+                    Format::Tif => TiffSample::F32,
+                    _ => {
+                        let (scale, offset) = u16_scale_offset(lo, hi);
+                        TiffSample::U16 { scale, offset }
+                    }
+                };
+                let bytes = if f == Format::Tif { 4 } else { 2 };
+                let p = out("tif");
+                let p2 = p.clone();
+                let src = &src;
+                vec![
+                    ("deflate 6", Box::new(move || write_geotiff_from(&p, src, "bench", sample, &GeoTiffOptions::default())), bytes),
+                    ("none", Box::new(move || write_geotiff_from(&p2, src, "bench", sample, &GeoTiffOptions { compress: false, ..Default::default() })), bytes),
+                ]
+            }
+            Format::Png => {
+                let (scale, offset) = u16_full_scale_offset(lo, hi);
+                let (p, p2, src) = (out("png"), out("png"), &src);
+                vec![
+                    ("zlib 3", Box::new(move || write_png16_from(&p, src, scale, offset, &Png16Options { compression: DEFLATE, min_max: Some((lo, hi)) })), 2),
+                    (
+                        "none",
+                        Box::new(move || write_png16_from(&p2, src, scale, offset, &Png16Options { compression: png::DeflateCompression::NoCompression, min_max: Some((lo, hi)) })),
+                        2,
+                    ),
+                ]
+            }
+            Format::Ter => {
+                let enc = TerEncoding::for_range(lo, hi, grid.spacing)?;
+                let (p, src) = (out("ter"), &src);
+                vec![("-", Box::new(move || write_ter_from(&p, src, &enc)), 2)]
+            }
+            Format::Raw | Format::R16 => {
+                let (scale, offset) = u16_full_scale_offset(lo, hi);
+                let (p, src) = (out("r16"), &src);
+                vec![("-", Box::new(move || write_raw_from(&p, src, RawSample::U16 { scale, offset }, RowOrder::NorthFirst)), 2)]
+            }
+            Format::R32 => {
+                let (p, src) = (out("r32"), &src);
+                vec![("-", Box::new(move || write_raw_from(&p, src, RawSample::F32, RowOrder::NorthFirst)), 4)]
+            }
+        };
+        for (compression, write, bytes) in variants {
+            let t0 = Instant::now();
+            let wf = write().with_context(|| format!("{} writer failed", f.name()))?;
+            let seconds = t0.elapsed().as_secs_f64();
+            let _ = std::fs::remove_file(dir.join(&wf.path));
+            let sample_bytes = posts * bytes;
+            cases.push(ExportBenchCase {
+                format: f.name().to_string(),
+                compression: compression.to_string(),
+                posts,
+                sample_bytes,
+                file_bytes: wf.bytes,
+                seconds,
+                mb_per_s: sample_bytes as f64 / seconds / 1e6,
+            });
+        }
+    }
+    let _ = std::fs::remove_file(&input);
+    Ok(ExportBench { posts_a_side: n, threads: rayon::current_num_threads(), cases, peak_rss_bytes: peak_rss_bytes() })
+}
+
+/// VmHWM of this process (Linux), in bytes; 0 when unavailable.
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .map_or(0, |kb| kb * 1024)
+}

@@ -81,7 +81,8 @@ pub enum Command {
         #[command(flatten)]
         surface: SurfaceArgs,
     },
-    /// Bake a height grid (GPU or CPU) into OUTDIR/height.tif, height.png and manifest.json.
+    /// Bake a height grid (GPU or CPU) into OUTDIR/height.tif, height.png and manifest.json
+    /// (more formats, engine presets and tiles with --format, --preset, --tiles).
     ///
     /// Examples: trnbake bake -o out                        (the built-in demo terrain)
     ///           trnbake bake tatooine.trn --data-root ../shared/data/swg -o out --spacing 8
@@ -96,9 +97,18 @@ pub enum Command {
         /// Shard folders.
         #[arg(required = true)]
         shards: Vec<PathBuf>,
-        #[arg(long, value_delimiter = ',', default_value = "tif,png")]
-        format: Vec<String>,
+        #[command(flatten)]
+        export: ExportArgs,
     },
+    /// Convert a heightmap between formats, keeping heights in metres: reads .ter, GeoTIFF,
+    /// 16-bit PNG and RAW (R16/R32); writes any `--format` (by default the one OUT's
+    /// extension names; `.vrt` writes GeoTIFF tiles and their mosaic) plus OUT.json.
+    ///
+    /// Examples: trnbake convert out/height.tif planet.ter
+    ///           trnbake convert out/height.tif unreal.png --preset unreal
+    ///           trnbake convert map.r16 map.tif --dims 1025x1025 --spacing 16 --height-range -120,873
+    ///           trnbake convert out/height.tif tiles.vrt --tiles 4
+    Convert(ConvertArgs),
     /// List the GPU adapters wgpu sees.
     Adapters,
     /// Measure posts/second of the height pass on the CPU and GPU backends in one run.
@@ -119,6 +129,81 @@ pub enum Command {
         #[command(flatten)]
         height: HeightArgs,
     },
+    /// Measure MB/s of every height writer, with and without compression, on a synthetic grid
+    /// (streamed: the grid is never held), and the peak memory of the run.
+    ///
+    /// Example: trnbake bench-export --posts 16385     (a 16384 m planet at 1 m)
+    BenchExport {
+        /// Posts a side of the synthetic square grid.
+        #[arg(long, default_value_t = 4097)]
+        posts: u32,
+        /// Folder for the files (each is deleted after it is measured); default: the system temp folder.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Formats to measure (default: all).
+        #[arg(long, value_delimiter = ',')]
+        format: Option<Vec<String>>,
+        /// Print the results as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Output formats, engine preset and tiling (`bake`, `merge`, `convert`; exports.md §4–§6).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ExportArgs {
+    /// Output formats, comma-separated: tif (Float32 GeoTIFF), tif16 (UInt16 GeoTIFF with
+    /// scale/offset), ter (Terragen), png (16-bit + .pgw world file), raw and r16 (16-bit
+    /// little-endian RAW), r32 (float RAW). Default: tif,png (bake), or the preset's format.
+    #[arg(long, value_delimiter = ',')]
+    pub format: Option<Vec<String>>,
+    /// Engine conventions: heightmap sizes the engine accepts (resampling to the nearest one
+    /// not above the grid), RAW row order, tile naming, import settings in the manifest.
+    #[arg(long, value_enum)]
+    pub preset: Option<crate::export::preset::Preset>,
+    /// With --preset: the heightmap size (or, with --tiles N, the tile size) in posts a side,
+    /// instead of the largest the engine accepts (e.g. 8129 for Unreal).
+    #[arg(long)]
+    pub size: Option<u32>,
+    /// Tiled output: N ≤ 32 tiles a side, or tiles of SIZE ≥ 33 posts a side; neighbouring
+    /// tiles share their edge posts; GeoTIFF tiles get a .vrt mosaic.
+    #[arg(long, value_name = "N|SIZE")]
+    pub tiles: Option<crate::export::set::Tiles>,
+}
+
+/// Options of `convert`.
+#[derive(Args, Debug, Clone)]
+pub struct ConvertArgs {
+    /// Input heightmap: .ter, GeoTIFF, 16-bit PNG, or RAW (.raw/.r16/.r32).
+    pub input: PathBuf,
+    /// Output file; its extension picks the format unless --format is given.
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub export: ExportArgs,
+    /// Input format, when neither the content nor the extension tells.
+    #[arg(long, value_enum)]
+    pub input_format: Option<crate::export::import::InputFormat>,
+    /// Input size COLSxROWS (RAW files do not store it).
+    #[arg(long, value_name = "COLSxROWS")]
+    pub dims: Option<String>,
+    /// Input post spacing in metres (for inputs without georeferencing; overrides it otherwise).
+    #[arg(long)]
+    pub spacing: Option<f64>,
+    /// World position X,Z of the input's south-west post (default: the grid centred on 0,0).
+    #[arg(long, value_name = "X,Z", allow_hyphen_values = true)]
+    pub origin: Option<String>,
+    /// Heights in metres of raw 0 and raw 65535 (16-bit PNG/RAW without trnbake metadata).
+    #[arg(long, value_name = "MIN,MAX", allow_hyphen_values = true)]
+    pub height_range: Option<String>,
+    /// First row of a RAW input: north (image order, default) or south (Unity).
+    #[arg(long, value_enum)]
+    pub row_order: Option<RowOrderArg>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowOrderArg {
+    North,
+    South,
 }
 
 /// Options of `bake`.
@@ -148,14 +233,13 @@ pub struct BakeArgs {
     /// the shard folders with `trnbake merge`.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<crate::bake::Shard>,
-    /// Output formats, comma-separated: tif (f32 GeoTIFF), png (16-bit, scale/offset in the manifest).
-    #[arg(long, value_delimiter = ',', default_value = "tif,png")]
-    pub format: Vec<String>,
     /// Maps to bake, comma-separated: height, normals, splat, flora, water, env, color,
     /// exclude, smap, preview, or `auto` (height plus every map the file feeds, and the
     /// preview). Maps other than height are not written by sharded bakes.
     #[arg(long, value_delimiter = ',', default_value = "auto")]
     pub maps: Vec<String>,
+    #[command(flatten)]
+    pub export: ExportArgs,
     #[command(flatten)]
     pub height: HeightArgs,
     #[command(flatten)]

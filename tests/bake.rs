@@ -25,14 +25,16 @@ fn bake(out: &Path, extra: &[&str]) {
 fn demo_bake_writes_outputs_and_manifest() {
     let out = tmp("plain");
     bake(&out, &[]);
-    for f in ["height.tif", "height.png", "manifest.json"] {
+    for f in ["height.tif", "height.png", "height.pgw", "manifest.json"] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(m["parameters"]["cols"], 257);
     assert_eq!(m["backend"], "cpu");
     assert!(m["max_height"].as_f64().unwrap() > m["min_height"].as_f64().unwrap());
-    assert_eq!(m["outputs"].as_array().unwrap().len(), 2);
+    // height.tif, height.png and the PNG's world file, each with its size and checksum.
+    let outputs: Vec<&str> = m["outputs"].as_array().unwrap().iter().map(|o| o["path"].as_str().unwrap()).collect();
+    assert_eq!(outputs, ["height.tif", "height.png", "height.pgw"]);
     assert!(!out.join(".trnbake-tiles").exists(), "checkpoints are removed after a finished bake");
     std::fs::remove_dir_all(&out).unwrap();
 }
@@ -82,6 +84,62 @@ fn killed_bake_resumes_from_checkpoints() {
     std::fs::remove_dir_all(killed).unwrap();
 }
 
+/// The outputs are assembled straight from the tile checkpoints (48-post tiles: a 257² grid
+/// is 6 × 6 tiles, the last ones 17 posts wide); every post must be the height `sample` gives.
+#[test]
+fn outputs_from_checkpoints_equal_sampled_heights() {
+    use std::io::Write;
+    let out = tmp("assembled");
+    bake(&out, &["--format", "r32"]);
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["outputs"][0]["row_order"], "north_first");
+    let bytes = std::fs::read(out.join("height.r32")).unwrap();
+    let got: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let (n, s, w) = (257usize, 16.0f64, -2048.0f64);
+    assert_eq!(got.len(), n * n);
+    let mut child = trnbake()
+        .args(["sample", "--points", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        // File order: north row first.
+        for r in (0..n).rev() {
+            for c in 0..n {
+                writeln!(stdin, "{},{}", w + c as f64 * s, w + r as f64 * s).unwrap();
+            }
+        }
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    for (i, (line, g)) in text.lines().zip(&got).enumerate() {
+        let want: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
+        assert!((f64::from(*g) - want).abs() <= 5e-5 + 1e-6, "post {i}: file {g}, sample {want}");
+    }
+    assert_eq!(text.lines().count(), n * n);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// `bake --preset unity --tiles 2`: engine tiles straight from the bake, settings in the manifest.
+#[test]
+fn preset_tiles_from_a_bake() {
+    let out = tmp("unity");
+    bake(&out, &["--preset", "unity", "--tiles", "2"]);
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    let names: Vec<&str> = m["outputs"].as_array().unwrap().iter().map(|o| o["path"].as_str().unwrap()).collect();
+    assert_eq!(names, ["height_x0_y0.raw", "height_x1_y0.raw", "height_x0_y1.raw", "height_x1_y1.raw"]);
+    for n in &names {
+        assert_eq!(std::fs::metadata(out.join(n)).unwrap().len(), 129 * 129 * 2, "{n}");
+    }
+    assert_eq!(m["export"]["engine"]["heightmap_resolution"], 129);
+    assert_eq!(m["export"]["tiles"]["stride"], serde_json::json!([128, 128]));
+    assert_eq!(m["outputs"][0]["row_order"], "south_first");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
 #[test]
 fn bad_arguments_are_user_errors() {
     for args in [
@@ -89,6 +147,11 @@ fn bad_arguments_are_user_errors() {
         vec!["bake", "--spacing", "-2"],
         vec!["bake", "--shard", "3/2"],
         vec!["bake", "--format", "jpg"],
+        vec!["bake", "--preset", "unity", "--region", "0,0,160,80", "--spacing", "16"],
+        vec!["bake", "--preset", "unreal", "--size", "8193"],
+        vec!["bake", "--size", "1025"],
+        vec!["bake", "--tiles", "0"],
+        vec!["convert", "/nonexistent/in.ter", "out.tif"],
         vec!["sample", "--at", "1"],
         vec!["info", "/nonexistent/x.trn"],
     ] {

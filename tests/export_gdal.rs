@@ -2,10 +2,12 @@
 //! command-line tools are installed (always when `CI=true`), check them with `gdalinfo` and
 //! `gdallocationinfo` (spec exports.md §3, §4.1, §7 item 5–6).
 
-use std::io::Write;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Instant;
+
+use common::{stats_min_max, Gdal};
 
 use trnbake::export::geotiff::{write_geotiff_f32_with, BigTiff, GeoTiffOptions};
 use trnbake::export::{
@@ -366,93 +368,6 @@ fn failed_writes_leave_nothing() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-// ---------------------------------------------------------------------------------------------
-// GDAL
-
-struct Gdal;
-
-impl Gdal {
-    /// `Some` when `gdalinfo` runs; with `CI=true` a missing GDAL fails the test.
-    fn find() -> Option<Gdal> {
-        let ok = Command::new("gdalinfo")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(Gdal);
-        }
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("gdalinfo is not on PATH (required when CI=true; install gdal-bin)");
-        }
-        eprintln!("skipping GDAL checks: gdalinfo not on PATH");
-        None
-    }
-
-    /// `gdalinfo -json -stats`, without writing a .aux.xml sidecar; fails on any GDAL warning.
-    fn info(&self, path: &Path) -> serde_json::Value {
-        let out = Command::new("gdalinfo")
-            .args(["--config", "GDAL_PAM_ENABLED", "NO", "-json", "-stats"])
-            .arg(path)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "gdalinfo failed: {stderr}");
-        // GDAL 3.6's `-json` output builds a STAC block that asks PROJ for the ellipsoid of the
-        // CRS; an engineering CRS has none, so it prints two `proj_get_ellipsoid` errors for any
-        // local CRS, including files GDAL itself wrote with `-a_srs LOCAL_CS[...]`. Plain
-        // `gdalinfo` is silent. Anything else on stderr is a failure.
-        let complaints: Vec<&str> = stderr
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !l.contains("PROJ: proj_get_ellipsoid"))
-            .collect();
-        assert!(
-            complaints.is_empty(),
-            "gdalinfo complained about {}: {stderr}",
-            path.display()
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    }
-
-    /// `gdallocationinfo -valonly [-geoloc]` for several points (fed on stdin); raw band values.
-    fn location(&self, path: &Path, geoloc: bool, pts: &[(f64, f64)]) -> Vec<f64> {
-        let mut cmd = Command::new("gdallocationinfo");
-        cmd.args(["--config", "GDAL_PAM_ENABLED", "NO", "-valonly"]);
-        if geoloc {
-            cmd.arg("-geoloc");
-        }
-        let mut child = cmd
-            .arg(path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        {
-            let mut stdin = child.stdin.take().unwrap();
-            for (x, y) in pts {
-                writeln!(stdin, "{x:?} {y:?}").unwrap();
-            }
-        }
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success() && stderr.trim().is_empty(),
-            "gdallocationinfo: {stderr}"
-        );
-        let vals: Vec<f64> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| l.trim().parse::<f64>().unwrap())
-            .collect();
-        assert_eq!(
-            vals.len(),
-            pts.len(),
-            "gdallocationinfo output: {:?}",
-            String::from_utf8_lossy(&out.stdout)
-        );
-        vals
-    }
-}
-
 /// World points at posts (and a little off them, still nearest the same post) with the
 /// expected post (col, row-from-south).
 fn probe_points(g: &PostGrid) -> Vec<((f64, f64), (u32, u32))> {
@@ -477,20 +392,6 @@ fn probe_points(g: &PostGrid) -> Vec<((f64, f64), (u32, u32))> {
         v.push(((x + dx, z + dz), (c, r)));
     }
     v
-}
-
-/// gdalinfo's `minimum`/`maximum` are rounded to 3 decimals in `-json`; the band metadata
-/// `STATISTICS_MINIMUM`/`MAXIMUM` carry 14 significant digits, enough to recover an f32 exactly.
-fn stats_min_max(band: &serde_json::Value) -> (f64, f64) {
-    let md = &band["metadata"][""];
-    let p = |k: &str| {
-        md[k]
-            .as_str()
-            .unwrap_or_else(|| panic!("no {k} in {band}"))
-            .parse::<f64>()
-            .unwrap()
-    };
-    (p("STATISTICS_MINIMUM"), p("STATISTICS_MAXIMUM"))
 }
 
 /// gdalinfo prints doubles with 15 significant digits.

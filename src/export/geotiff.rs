@@ -7,9 +7,10 @@
 //! of (spacing, spacing, 0). GDAL reports this as origin (west_x − s/2, north_z + s/2), pixel
 //! size (s, −s) and `AREA_OR_POINT=Point`.
 //!
-//! Encoding is streamed strip by strip: the predictor and zlib run in parallel on rayon over a
-//! batch of strips while the previous batch is being written, so memory stays at two batches of
-//! compressed strips (a few MiB) besides the caller's height slice. The strips go into the file
+//! Encoding is streamed strip by strip: each strip's rows are read from the [`HeightSource`],
+//! and the predictor and zlib run in parallel on rayon over a batch of strips while the
+//! previous batch is being written, so memory stays at two batches of strips (a few MiB)
+//! whatever the grid size. The strips go into the file
 //! through the `tiff` crate's low-level [`DirectoryEncoder::write_data`] (raw bytes, no
 //! compression by the crate) and the IFD with `StripOffsets`/`StripByteCounts` is written after
 //! the data. We do not use `ImageEncoder::write_strip` with compression: in `tiff` 0.11.3 it
@@ -35,8 +36,8 @@ use tiff::encoder::{DirectoryEncoder, TiffEncoder, TiffKind, TiffKindBig, TiffKi
 use tiff::tags::Tag;
 
 use super::{
-    check_scale_offset, encode_u16, file_name_of, invalid, sha256_file, PostGrid, WrittenFile,
-    U16_MAX_DATA, U16_NODATA,
+    check_scale_offset, encode_u16, invalid, HeightSource, MemSource, PostGrid, RowOrder,
+    WrittenFile, U16_MAX_DATA, U16_NODATA,
 };
 use crate::fsutil::write_atomic_with;
 
@@ -57,6 +58,9 @@ pub enum BigTiff {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GeoTiffOptions {
     pub bigtiff: BigTiff,
+    /// Deflate with the predictor (default), or uncompressed strips (compression 1, no
+    /// predictor) — the fastest write, for scratch files and the writer benchmark.
+    pub compress: bool,
     /// zlib level 1..=9. Default 6, GDAL's default `ZLEVEL`.
     pub deflate_level: u32,
     /// Target uncompressed bytes per strip (at least one row per strip). Default 256 KiB:
@@ -69,24 +73,27 @@ impl Default for GeoTiffOptions {
     fn default() -> Self {
         Self {
             bigtiff: BigTiff::Auto,
+            compress: true,
             deflate_level: 6,
             strip_bytes: 256 * 1024,
         }
     }
 }
 
-/// Sample encoding of the file.
-#[derive(Clone, Copy, Debug)]
-enum Sample {
+/// Sample encoding of a GeoTIFF.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TiffSample {
+    /// Float32 metres.
     F32,
+    /// UInt16, `h = raw · scale + offset`, raw 65535 = nodata.
     U16 { scale: f64, offset: f64 },
 }
 
-impl Sample {
+impl TiffSample {
     fn bytes(self) -> usize {
         match self {
-            Sample::F32 => 4,
-            Sample::U16 { .. } => 2,
+            TiffSample::F32 => 4,
+            TiffSample::U16 { .. } => 2,
         }
     }
 }
@@ -110,7 +117,8 @@ pub fn write_geotiff_f32_with(
     citation: &str,
     opts: &GeoTiffOptions,
 ) -> io::Result<WrittenFile> {
-    write_geotiff(path, grid, heights, citation, Sample::F32, opts)
+    let src = MemSource::south_first(*grid, heights)?;
+    write_geotiff_from(path, &src, citation, TiffSample::F32, opts)
 }
 
 /// Write heights as UInt16 GeoTIFF: `raw = round((h − offset) / scale)` clamped to
@@ -145,15 +153,8 @@ pub fn write_geotiff_u16_with(
     offset: f64,
     opts: &GeoTiffOptions,
 ) -> io::Result<WrittenFile> {
-    check_scale_offset(scale, offset)?;
-    write_geotiff(
-        path,
-        grid,
-        heights,
-        citation,
-        Sample::U16 { scale, offset },
-        opts,
-    )
+    let src = MemSource::south_first(*grid, heights)?;
+    write_geotiff_from(path, &src, citation, TiffSample::U16 { scale, offset }, opts)
 }
 
 /// Whether `opts.bigtiff` resolves to BigTIFF for this grid and sample size.
@@ -170,25 +171,30 @@ pub fn needs_bigtiff(grid: &PostGrid, sample_bytes: usize, bigtiff: BigTiff) -> 
     }
 }
 
-fn write_geotiff(
+/// Write a GeoTIFF from any [`HeightSource`], streaming strips (the general form of
+/// [`write_geotiff_f32`] and [`write_geotiff_u16`]).
+pub fn write_geotiff_from(
     path: &Path,
-    grid: &PostGrid,
-    heights: &[f32],
+    src: &dyn HeightSource,
     citation: &str,
-    sample: Sample,
+    sample: TiffSample,
     opts: &GeoTiffOptions,
 ) -> io::Result<WrittenFile> {
-    grid.check(heights)?;
+    let grid = src.grid();
+    grid.check_dims()?;
+    if let TiffSample::U16 { scale, offset } = sample {
+        check_scale_offset(scale, offset)?;
+    }
     if !(1..=9).contains(&opts.deflate_level) {
         return Err(invalid(format!(
             "deflate level must be 1..=9, got {}",
             opts.deflate_level
         )));
     }
-    let big = needs_bigtiff(grid, sample.bytes(), opts.bigtiff);
+    let big = needs_bigtiff(&grid, sample.bytes(), opts.bigtiff);
     let job = Job {
-        grid,
-        heights,
+        grid: &grid,
+        src,
         citation,
         sample,
         opts,
@@ -200,26 +206,25 @@ fn write_geotiff(
             job.write::<TiffKindStandard>(w)
         }
     })?;
-    let (bytes, sha256) = sha256_file(path)?;
-    let (format, height_scale, height_offset) = match sample {
-        Sample::F32 => ("geotiff-f32", None, None),
-        Sample::U16 { scale, offset } => ("geotiff-u16", Some(scale), Some(offset)),
-    };
-    Ok(WrittenFile {
-        path: file_name_of(path),
-        bytes,
-        sha256,
-        format: format.to_string(),
-        height_scale,
-        height_offset,
-    })
+    let mut wf = WrittenFile::of_file(path, match sample {
+        TiffSample::F32 => "geotiff-f32",
+        TiffSample::U16 { .. } => "geotiff-u16",
+    })?;
+    if let TiffSample::U16 { scale, offset } = sample {
+        wf.height_scale = Some(scale);
+        wf.height_offset = Some(offset);
+        wf.height_range = Some([offset, offset + f64::from(U16_MAX_DATA) * scale]);
+    }
+    wf.grid = Some(grid);
+    wf.row_order = Some(RowOrder::NorthFirst);
+    Ok(wf)
 }
 
 struct Job<'a> {
     grid: &'a PostGrid,
-    heights: &'a [f32],
+    src: &'a dyn HeightSource,
     citation: &'a str,
-    sample: Sample,
+    sample: TiffSample,
     opts: &'a GeoTiffOptions,
 }
 
@@ -298,31 +303,49 @@ impl Job<'_> {
         Ok(())
     }
 
-    /// Predictor + zlib for output rows `rows` (output row 0 = north = input row `rows − 1`).
+    /// Predictor + zlib for output rows `rows` (output row 0 = north = source row `rows − 1`).
     fn encode_strip(&self, rows: Range<u32>, scratch: &mut Vec<u8>) -> io::Result<Strip> {
         let cols = self.grid.cols as usize;
-        let nrows = self.grid.rows as usize;
+        let nrows = self.grid.rows;
         let row_bytes = cols * self.sample.bytes();
+        // The strip's rows are one contiguous block of the source (south-first there).
+        let mut block = vec![0.0f32; cols * rows.len()];
+        self.src.read_rows(nrows - rows.end, rows.len() as u32, &mut block)?;
         scratch.clear();
         scratch.resize(row_bytes * rows.len(), 0);
         let mut has_nan = false;
-        for (k, r) in rows.enumerate() {
-            let src_row = nrows - 1 - r as usize;
-            let src = &self.heights[src_row * cols..(src_row + 1) * cols];
+        for (k, src) in block.chunks_exact(cols).rev().enumerate() {
             let dst = &mut scratch[k * row_bytes..(k + 1) * row_bytes];
-            match self.sample {
-                Sample::F32 => {
+            match (self.sample, self.opts.compress) {
+                (TiffSample::F32, true) => {
                     has_nan |= src.iter().any(|h| h.is_nan());
                     float_predict_row(src, dst);
                 }
-                Sample::U16 { scale, offset } => {
-                    horizontal_predict_row_u16(
-                        src.iter()
-                            .map(|&h| encode_u16(h, scale, offset, U16_MAX_DATA, U16_NODATA)),
-                        dst,
-                    );
+                (TiffSample::F32, false) => {
+                    has_nan |= src.iter().any(|h| h.is_nan());
+                    for (h, out) in src.iter().zip(dst.chunks_exact_mut(4)) {
+                        out.copy_from_slice(&h.to_ne_bytes());
+                    }
+                }
+                (TiffSample::U16 { scale, offset }, compress) => {
+                    let raw = src
+                        .iter()
+                        .map(|&h| encode_u16(h, scale, offset, U16_MAX_DATA, U16_NODATA));
+                    if compress {
+                        horizontal_predict_row_u16(raw, dst);
+                    } else {
+                        for (v, out) in raw.zip(dst.chunks_exact_mut(2)) {
+                            out.copy_from_slice(&v.to_ne_bytes());
+                        }
+                    }
                 }
             }
+        }
+        if !self.opts.compress {
+            return Ok(Strip {
+                data: std::mem::take(scratch),
+                has_nan,
+            });
         }
         let level = flate2::Compression::new(self.opts.deflate_level);
         let mut z =
@@ -345,14 +368,20 @@ impl Job<'_> {
         let g = self.grid;
         let big = std::mem::size_of::<K::OffsetType>() == 8;
         let (bits, sample_format, predictor) = match self.sample {
-            Sample::F32 => (32u16, 3u16, 3u16),
-            Sample::U16 { .. } => (16, 1, 2),
+            TiffSample::F32 => (32u16, 3u16, 3u16),
+            TiffSample::U16 { .. } => (16, 1, 2),
+        };
+        // Uncompressed strips carry no predictor (libtiff applies one only with compression).
+        let (compression, predictor) = if self.opts.compress {
+            (8u16, predictor) // Deflate (zlib stream), "ADOBE_DEFLATE"
+        } else {
+            (1, 1)
         };
         let t = |r: tiff::TiffResult<()>| r.map_err(tiff_err);
         t(dir.write_tag(Tag::ImageWidth, g.cols))?;
         t(dir.write_tag(Tag::ImageLength, g.rows))?;
         t(dir.write_tag(Tag::BitsPerSample, bits))?;
-        t(dir.write_tag(Tag::Compression, 8u16))?; // Deflate (zlib stream), "ADOBE_DEFLATE"
+        t(dir.write_tag(Tag::Compression, compression))?;
         t(dir.write_tag(Tag::PhotometricInterpretation, 1u16))?; // BlackIsZero
         t(dir.write_tag(Tag::SamplesPerPixel, 1u16))?;
         t(dir.write_tag(Tag::RowsPerStrip, rows_per_strip))?;
@@ -386,9 +415,9 @@ impl Job<'_> {
 
         t(dir.write_tag(Tag::Unknown(42112), gdal_metadata(self.sample).as_str()))?;
         match self.sample {
-            Sample::U16 { .. } => t(dir.write_tag(Tag::GdalNodata, "65535"))?,
-            Sample::F32 if has_nan => t(dir.write_tag(Tag::GdalNodata, "nan"))?,
-            Sample::F32 => {}
+            TiffSample::U16 { .. } => t(dir.write_tag(Tag::GdalNodata, "65535"))?,
+            TiffSample::F32 if has_nan => t(dir.write_tag(Tag::GdalNodata, "nan"))?,
+            TiffSample::F32 => {}
         }
         Ok(())
     }
@@ -475,9 +504,9 @@ fn geo_citation(citation: &str) -> String {
 }
 
 /// GDAL's band metadata XML (tag 42112), as GDAL itself writes it.
-fn gdal_metadata(sample: Sample) -> String {
+fn gdal_metadata(sample: TiffSample) -> String {
     let mut x = String::from("<GDALMetadata>\n");
-    if let Sample::U16 { scale, offset } = sample {
+    if let TiffSample::U16 { scale, offset } = sample {
         x.push_str(&format!(
             "  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">{}</Item>\n",
             fmt_f64(offset)
@@ -589,7 +618,7 @@ mod tests {
 
     #[test]
     fn metadata_xml() {
-        let x = gdal_metadata(Sample::U16 {
+        let x = gdal_metadata(TiffSample::U16 {
             scale: 0.5,
             offset: -10.0,
         });

@@ -1,10 +1,12 @@
-//! Height exports: GeoTIFF (Float32, or UInt16 with GDAL scale/offset) and 16-bit PNG.
+//! Height exports and imports: GeoTIFF (Float32, or UInt16 with GDAL scale/offset), Terragen
+//! `.ter`, 16-bit PNG, RAW/R16/R32, engine presets, tiles with a GDAL VRT mosaic.
 //!
-//! See `shared/spec/exports.md` §3 and §4.1. Conventions shared by every writer here:
+//! See `shared/spec/exports.md` §1, §3, §4 and §5. Conventions shared by every writer here:
 //!
-//! * The input is a [`PostGrid`] of height *posts* (samples at grid points, not texel
-//!   centres) with row-major heights, **row 0 = south** (as the evaluator produces them).
-//!   Every writer flips to north-up: file row 0 is the north edge.
+//! * The input is a [`HeightSource`] (or a slice wrapped in one) of height *posts* (samples at
+//!   grid points, not texel centres) described by a [`PostGrid`], **row 0 = south** (as the
+//!   evaluator produces them). Each writer streams it in blocks and writes its own row order:
+//!   north row first for GeoTIFF, PNG and (by default) RAW; south row first for `.ter`.
 //! * Files are written atomically (temp file beside the target, fsync, rename) through
 //!   [`crate::fsutil::write_atomic_with`]; a failed write leaves neither the target nor a temp
 //!   file behind.
@@ -20,14 +22,22 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 pub mod geotiff;
+pub mod import;
 pub mod png16;
+pub mod preset;
+pub mod raw;
+pub mod set;
+pub mod source;
+pub mod ter;
+pub mod vrt;
 
 pub use geotiff::{write_geotiff_f32, write_geotiff_u16};
 pub use png16::write_png16;
+pub use source::{HeightSource, MemSource};
 
 /// A grid of height posts: `cols × rows`, post (0,0) at world (west_x, south_z), `spacing`
 /// metres apart; x east, z north.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PostGrid {
     pub cols: u32,
     pub rows: u32,
@@ -59,18 +69,7 @@ impl PostGrid {
 
     /// Checks that the grid is usable and that `heights` holds exactly one value per post.
     pub fn check(&self, heights: &[f32]) -> io::Result<()> {
-        if self.cols == 0 || self.rows == 0 {
-            return Err(invalid(format!("empty grid {}x{}", self.cols, self.rows)));
-        }
-        if !(self.spacing.is_finite() && self.spacing > 0.0) {
-            return Err(invalid(format!(
-                "grid spacing must be finite and > 0, got {}",
-                self.spacing
-            )));
-        }
-        if !(self.west_x.is_finite() && self.south_z.is_finite()) {
-            return Err(invalid("grid origin must be finite"));
-        }
+        self.check_dims()?;
         let n = (self.cols as u64).checked_mul(self.rows as u64);
         if n != Some(heights.len() as u64) {
             return Err(invalid(format!(
@@ -83,10 +82,38 @@ impl PostGrid {
         }
         Ok(())
     }
+
+    /// Checks that the grid is usable: posts on both axes, finite positive spacing, finite origin.
+    pub fn check_dims(&self) -> io::Result<()> {
+        if self.cols == 0 || self.rows == 0 {
+            return Err(invalid(format!("empty grid {}x{}", self.cols, self.rows)));
+        }
+        if !(self.spacing.is_finite() && self.spacing > 0.0) {
+            return Err(invalid(format!(
+                "grid spacing must be finite and > 0, got {}",
+                self.spacing
+            )));
+        }
+        if !(self.west_x.is_finite() && self.south_z.is_finite()) {
+            return Err(invalid("grid origin must be finite"));
+        }
+        Ok(())
+    }
 }
 
-/// What was written, for the manifest.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+/// Row order of a file: which edge of the map its first row is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowOrder {
+    /// First row = north edge (images, GeoTIFF, PNG; RAW by default and for Unreal/Godot).
+    NorthFirst,
+    /// First row = south edge (`.ter`, spec §1.5; RAW for Unity, spec §4.2).
+    SouthFirst,
+}
+
+/// What was written, for the manifest (and, read back, what `convert` needs to decode a file
+/// that does not describe itself, such as RAW).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WrittenFile {
     /// File name only (no directory).
     pub path: String,
@@ -94,12 +121,50 @@ pub struct WrittenFile {
     pub bytes: u64,
     /// SHA-256 of the file's bytes, lower-case hex.
     pub sha256: String,
-    /// `"geotiff-f32"`, `"geotiff-u16"` or `"png16"`.
+    /// `"geotiff-f32"`, `"geotiff-u16"`, `"terragen"`, `"png16"`, `"r16"`, `"r32"`, `"vrt"` or
+    /// `"world-file"`.
     pub format: String,
     /// For integer encodings: metres per raw step (`h = raw · scale + offset`).
     pub height_scale: Option<f64>,
     /// For integer encodings: metres at raw 0.
     pub height_offset: Option<f64>,
+    /// For integer encodings: the height range in metres the raw range was fitted to
+    /// (`[min, max]` of the heights this encoding covers; PNG/RAW map it onto 0..=65535).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height_range: Option<[f64; 2]>,
+    /// The posts this file holds (a tile's own grid for tiles; the resampled grid for presets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<PostGrid>,
+    /// Which edge the first row of samples is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_order: Option<RowOrder>,
+    /// `[x, y]` index of a tile in a tiled export (see the manifest's `tiles.origin`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tile: Option<[u32; 2]>,
+}
+
+impl WrittenFile {
+    /// The entry of a finished file: name, size and checksum, no encoding details yet.
+    pub fn new(path: &Path, bytes: u64, sha256: String, format: &str) -> Self {
+        Self {
+            path: file_name_of(path),
+            bytes,
+            sha256,
+            format: format.to_string(),
+            height_scale: None,
+            height_offset: None,
+            height_range: None,
+            grid: None,
+            row_order: None,
+            tile: None,
+        }
+    }
+
+    /// The entry of `path` as it is on disk now (size and SHA-256 read back).
+    pub fn of_file(path: &Path, format: &str) -> io::Result<Self> {
+        let (bytes, sha) = sha256_file(path)?;
+        Ok(Self::new(path, bytes, sha, format))
+    }
 }
 
 /// Largest raw value a UInt16 GeoTIFF may hold; 65535 is reserved as nodata.
@@ -113,6 +178,17 @@ pub const U16_NODATA: u16 = 65535;
 /// Degenerate ranges: `min == max` (flat terrain) gives scale 1 (everything encodes as raw 0);
 /// swapped bounds are reordered; a non-finite bound gives `(1.0, finite bound or 0)`.
 pub fn u16_scale_offset(min: f32, max: f32) -> (f64, f64) {
+    scale_offset_onto(min, max, U16_MAX_DATA)
+}
+
+/// Scale and offset that map `[min, max]` onto the full raw range `0..=65535`, the mapping of
+/// 16-bit PNG and RAW heightmaps (spec §4.1–4.2: `v = round((h − min)/(max − min) · 65535)`;
+/// engines normalise by 65535). Degenerate ranges as [`u16_scale_offset`].
+pub fn u16_full_scale_offset(min: f32, max: f32) -> (f64, f64) {
+    scale_offset_onto(min, max, u16::MAX)
+}
+
+fn scale_offset_onto(min: f32, max: f32, max_raw: u16) -> (f64, f64) {
     let (a, b) = (f64::from(min), f64::from(max));
     match (a.is_finite(), b.is_finite()) {
         (true, true) => {}
@@ -122,7 +198,7 @@ pub fn u16_scale_offset(min: f32, max: f32) -> (f64, f64) {
     }
     let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
     let span = hi - lo;
-    let scale = span / f64::from(U16_MAX_DATA);
+    let scale = span / f64::from(max_raw);
     if !(scale.is_normal() && scale > 0.0) {
         return (1.0, lo);
     }
@@ -314,13 +390,9 @@ impl WrittenFile {
     /// Describe a file already written at `path` (size and SHA-256 read back from disk).
     pub fn describe(path: &Path, format: &str, height_scale: Option<f64>, height_offset: Option<f64>) -> io::Result<WrittenFile> {
         let (bytes, sha256) = sha256_file(path)?;
-        Ok(WrittenFile {
-            path: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-            bytes,
-            sha256,
-            format: format.to_string(),
-            height_scale,
-            height_offset,
-        })
+        let mut w = WrittenFile::new(path, bytes, sha256, format);
+        w.height_scale = height_scale;
+        w.height_offset = height_offset;
+        Ok(w)
     }
 }

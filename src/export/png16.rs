@@ -21,19 +21,21 @@
 //! fdeflate is tuned for 8-bit images and compresses 16-bit heights poorly (the interleaved
 //! low bytes defeat it); zlib 3 + Up gives files 2× smaller than `Fast` at a quarter of its
 //! speed, close to the best ratio of any setting. (The `png` crate encodes on one thread.)
-//! Rows are streamed through [`png::StreamWriter`]; the whole image is never copied. The
-//! SHA-256 is computed on the bytes as they are written.
+//! Rows are read from the [`HeightSource`] in blocks of about 1 MiB and streamed through
+//! [`png::StreamWriter`]; the whole image is never held. The SHA-256 is computed on the bytes
+//! as they are written.
 
 use std::io::{self, Write};
 use std::path::Path;
 
 use sha2::Digest;
 
+use super::source::{rows_per_block, scan_min_max};
 use super::{
-    check_scale_offset, encode_u16, file_name_of, finite_min_max, hex, HashingWriter, PostGrid,
-    WrittenFile,
+    check_scale_offset, encode_u16, finite_min_max, hex, HashingWriter, HeightSource, MemSource,
+    PostGrid, RowOrder, WrittenFile,
 };
-use crate::fsutil::write_atomic_with;
+use crate::fsutil::{write_atomic, write_atomic_with};
 
 /// Deflate setting of [`write_png16`] (see the module docs for the measurements).
 pub const DEFLATE: png::DeflateCompression = png::DeflateCompression::Level(3);
@@ -51,6 +53,22 @@ pub const KEY_SOUTH_Z: &str = "trnbake:south_z";
 pub const KEY_NORTH_Z: &str = "trnbake:north_z";
 pub const KEY_LAYOUT: &str = "trnbake:layout";
 
+/// Knobs of [`write_png16_from`].
+#[derive(Clone, Copy, Debug)]
+pub struct Png16Options {
+    /// zlib setting; [`DEFLATE`] by default, `NoCompression` for the fastest write.
+    pub compression: png::DeflateCompression,
+    /// Finite min/max of the source when the caller already knows them (recorded in tEXt);
+    /// `None` scans the source first.
+    pub min_max: Option<(f32, f32)>,
+}
+
+impl Default for Png16Options {
+    fn default() -> Self {
+        Self { compression: DEFLATE, min_max: None }
+    }
+}
+
 /// Write heights as a 16-bit greyscale PNG (see the module docs for the encoding).
 pub fn write_png16(
     path: &Path,
@@ -59,10 +77,27 @@ pub fn write_png16(
     scale: f64,
     offset: f64,
 ) -> io::Result<WrittenFile> {
-    grid.check(heights)?;
+    let src = MemSource::south_first(*grid, heights)?;
+    let opts = Png16Options { min_max: Some(finite_min_max(heights).unwrap_or((f32::NAN, f32::NAN))), ..Default::default() };
+    write_png16_from(path, &src, scale, offset, &opts)
+}
+
+/// Write a 16-bit greyscale PNG from any [`HeightSource`], streaming blocks of rows.
+pub fn write_png16_from(
+    path: &Path,
+    src: &dyn HeightSource,
+    scale: f64,
+    offset: f64,
+    opts: &Png16Options,
+) -> io::Result<WrittenFile> {
+    let grid = src.grid();
+    grid.check_dims()?;
     check_scale_offset(scale, offset)?;
-    let (hmin, hmax) =
-        finite_min_max(heights).map_or((f64::NAN, f64::NAN), |(a, b)| (f64::from(a), f64::from(b)));
+    let (hmin, hmax) = match opts.min_max {
+        Some(m) => m,
+        None => scan_min_max(src)?.unwrap_or((f32::NAN, f32::NAN)),
+    };
+    let (hmin, hmax) = (f64::from(hmin), f64::from(hmax));
 
     let mut result: Option<(u64, String)> = None;
     write_atomic_with(path, |w| {
@@ -71,7 +106,7 @@ pub fn write_png16(
             let mut enc = png::Encoder::new(&mut hw, grid.cols, grid.rows);
             enc.set_color(png::ColorType::Grayscale);
             enc.set_depth(png::BitDepth::Sixteen);
-            enc.set_deflate_compression(DEFLATE);
+            enc.set_deflate_compression(opts.compression);
             enc.set_filter(FILTER);
             let text = [
                 (KEY_SCALE, format!("{scale:?}")),
@@ -101,15 +136,24 @@ pub fn write_png16(
             let cols = grid.cols as usize;
             {
                 let mut stream = writer.stream_writer().map_err(png_err)?;
+                let rpb = rows_per_block(grid.cols, 1 << 20);
+                let mut block = Vec::new();
                 let mut row = vec![0u8; cols * 2];
-                for r in (0..grid.rows as usize).rev() {
-                    let src = &heights[r * cols..(r + 1) * cols];
-                    for (h, out) in src.iter().zip(row.chunks_exact_mut(2)) {
-                        out.copy_from_slice(
-                            &encode_u16(*h, scale, offset, u16::MAX, 0).to_be_bytes(),
-                        );
+                // Blocks from the north edge down; within a block, rows north to south.
+                let mut end = grid.rows;
+                while end > 0 {
+                    let n = rpb.min(end);
+                    block.resize(cols * n as usize, 0.0);
+                    src.read_rows(end - n, n, &mut block)?;
+                    for src_row in block.chunks_exact(cols).rev() {
+                        for (h, out) in src_row.iter().zip(row.chunks_exact_mut(2)) {
+                            out.copy_from_slice(
+                                &encode_u16(*h, scale, offset, u16::MAX, 0).to_be_bytes(),
+                            );
+                        }
+                        stream.write_all(&row)?;
                     }
-                    stream.write_all(&row)?;
+                    end -= n;
                 }
                 stream.finish().map_err(png_err)?;
             }
@@ -121,14 +165,28 @@ pub fn write_png16(
     })?;
     let (bytes, sha256) =
         result.ok_or_else(|| io::Error::other("png writer produced no result"))?;
-    Ok(WrittenFile {
-        path: file_name_of(path),
-        bytes,
-        sha256,
-        format: "png16".to_string(),
-        height_scale: Some(scale),
-        height_offset: Some(offset),
-    })
+    let mut wf = WrittenFile::new(path, bytes, sha256, "png16");
+    wf.height_scale = Some(scale);
+    wf.height_offset = Some(offset);
+    wf.height_range = Some([offset, offset + scale * f64::from(u16::MAX)]);
+    wf.grid = Some(grid);
+    wf.row_order = Some(RowOrder::NorthFirst);
+    Ok(wf)
+}
+
+/// Write the ESRI world file (`.pgw`) of a north-up image of posts: six lines, pixel size x,
+/// two rotation terms, negative pixel size y, then the world position of the **centre** of
+/// the upper-left pixel — for a post grid, exactly the north-west post. GDAL's PNG driver
+/// reads it and then reports the same geotransform as the GeoTIFF (origin half a spacing
+/// beyond the corner post; spec §3.3). PNG has no CRS; the manifest names it.
+pub fn write_world_file(path: &Path, grid: &PostGrid) -> io::Result<WrittenFile> {
+    grid.check_dims()?;
+    let s = grid.spacing;
+    let text = format!("{s:?}\n0.0\n0.0\n{:?}\n{:?}\n{:?}\n", -s, grid.west_x, grid.north_z());
+    write_atomic(path, text.as_bytes())?;
+    let mut wf = WrittenFile::of_file(path, "world-file")?;
+    wf.grid = Some(*grid);
+    Ok(wf)
 }
 
 fn png_err(e: png::EncodingError) -> io::Error {

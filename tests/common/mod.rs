@@ -1,7 +1,9 @@
 //! Shared helpers for integration tests: locating the read-only real data beside the repo.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 /// `../shared/data/swg` relative to the crate root.
 pub fn swg_root() -> PathBuf {
@@ -36,3 +38,103 @@ pub fn all_trn_files() -> Vec<PathBuf> {
     v.sort();
     v
 }
+
+/// GDAL's command-line tools (`gdal-bin`), for checking exports from outside.
+pub struct Gdal;
+
+impl Gdal {
+    /// `Some` when `gdalinfo` runs; with `CI=true` a missing GDAL fails the test.
+    pub fn find() -> Option<Gdal> {
+        let ok = Command::new("gdalinfo")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(Gdal);
+        }
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("gdalinfo is not on PATH (required when CI=true; install gdal-bin)");
+        }
+        eprintln!("skipping GDAL checks: gdalinfo not on PATH");
+        None
+    }
+
+    /// `gdalinfo -json -stats`, without writing a .aux.xml sidecar; fails on any GDAL warning.
+    pub fn info(&self, path: &Path) -> serde_json::Value {
+        let out = Command::new("gdalinfo")
+            .args(["--config", "GDAL_PAM_ENABLED", "NO", "-json", "-stats"])
+            .arg(path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "gdalinfo failed: {stderr}");
+        // GDAL 3.6's `-json` output builds a STAC block that asks PROJ for the ellipsoid of the
+        // CRS; an engineering CRS has none, so it prints two `proj_get_ellipsoid` errors for any
+        // local CRS, including files GDAL itself wrote with `-a_srs LOCAL_CS[...]`. Plain
+        // `gdalinfo` is silent. Anything else on stderr is a failure.
+        let complaints: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.contains("PROJ: proj_get_ellipsoid"))
+            .collect();
+        assert!(
+            complaints.is_empty(),
+            "gdalinfo complained about {}: {stderr}",
+            path.display()
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// `gdallocationinfo -valonly [-geoloc]` for several points (fed on stdin); raw band values.
+    pub fn location(&self, path: &Path, geoloc: bool, pts: &[(f64, f64)]) -> Vec<f64> {
+        let mut cmd = Command::new("gdallocationinfo");
+        cmd.args(["--config", "GDAL_PAM_ENABLED", "NO", "-valonly"]);
+        if geoloc {
+            cmd.arg("-geoloc");
+        }
+        let mut child = cmd
+            .arg(path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            let mut stdin = child.stdin.take().unwrap();
+            for (x, y) in pts {
+                writeln!(stdin, "{x:?} {y:?}").unwrap();
+            }
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && stderr.trim().is_empty(),
+            "gdallocationinfo: {stderr}"
+        );
+        let vals: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.trim().parse::<f64>().unwrap())
+            .collect();
+        assert_eq!(
+            vals.len(),
+            pts.len(),
+            "gdallocationinfo output: {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        vals
+    }
+}
+
+/// gdalinfo's `minimum`/`maximum` are rounded to 3 decimals in `-json`; the band metadata
+/// `STATISTICS_MINIMUM`/`MAXIMUM` carry 14 significant digits, enough to recover an f32 exactly.
+pub fn stats_min_max(band: &serde_json::Value) -> (f64, f64) {
+    let md = &band["metadata"][""];
+    let p = |k: &str| {
+        md[k]
+            .as_str()
+            .unwrap_or_else(|| panic!("no {k} in {band}"))
+            .parse::<f64>()
+            .unwrap()
+    };
+    (p("STATISTICS_MINIMUM"), p("STATISTICS_MAXIMUM"))
+}
+
