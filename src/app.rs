@@ -30,7 +30,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Decompile { file, output } => decompile(&file, output.as_deref()),
         Command::Compile { file, output } => compile(&file, &output),
         Command::Sample { file, points, at, height } => sample(file.as_deref(), points.as_deref(), at.as_deref(), &height),
-        Command::Fidelity { file, cells, seed, json, height, surface } => fidelity(&file, cells, seed, json, &height, &surface),
+        Command::Fidelity { file, cells, seed, json, height, surface, pimp_samples } => fidelity(&file, cells, seed, json, &height, &surface, pimp_samples),
         Command::Bake(args) => bake(&args, cli.quiet),
         Command::Merge { output, shards, export } => {
             let choice = export_choice(&export)?;
@@ -192,12 +192,12 @@ fn sample(file: Option<&Path>, points: Option<&Path>, at: Option<&str>, args: &H
     Ok(())
 }
 
-fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs) -> Result<()> {
+fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: u32) -> Result<()> {
     use crate::fidelity::{check_pfpm, check_pimp, check_smap, check_wmap};
     let t = Terrain::load(file)?;
     let e = height_evaluator(&t, args, Some(file))?;
     let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
-    let pimp = check_pimp(&t, &e, &surface, surface_args.normals, cells * 4, seed);
+    let pimp = check_pimp(&t, &e, &surface, surface_args.normals, pimp_samples, cells * 4, seed);
     let pfpm = check_pfpm(&t, &e, cells, seed);
     let near = crate::fidelity::near_roads(&t, 0.0);
     let pfpm_roads = crate::fidelity::check_pfpm_where(&t, &e, cells, seed, &near);

@@ -80,6 +80,11 @@ pub enum Command {
         height: HeightArgs,
         #[command(flatten)]
         surface: SurfaceArgs,
+        /// PIMP: positions sampled per side of each 16 m cell (1 = the cell centre); the
+        /// cell's chance of a family is their mean, since the original object lies somewhere
+        /// in its cell (4: best agreement and calibration, README Surface maps).
+        #[arg(long, default_value_t = 4)]
+        pimp_samples: u32,
     },
     /// Bake a height grid (GPU or CPU) into OUTDIR/height.tif, height.png and manifest.json
     /// (more formats, engine presets and tiles with --format, --preset, --tiles).

@@ -287,14 +287,15 @@ impl PimpReport {
     }
 }
 
-/// Evaluate `n` random cell centres of the PIMP grid (seeded) with the surface passes over
-/// the height pass (normals from the 3×3 posts at the pole spacing around each centre).
+/// Evaluate `n` random cells of the PIMP grid (seeded) with the surface passes over the
+/// height pass (normals from the 3×3 posts at the pole spacing around each sample).
 /// `None` when the file has no PIMP.
 pub fn check_pimp(
     t: &Terrain,
     heights: &HeightEvaluator,
     surface: &crate::surface::SurfaceEvaluator,
     normals: crate::surface::normals::NormalMethod,
+    per_side: u32,
     n: usize,
     seed: u64,
 ) -> Option<PimpReport> {
@@ -309,22 +310,41 @@ pub fn check_pimp(
     let pole = t.header.pole_spacing();
     let mut pick = CellPicker::new(seed);
     let cells: Vec<(u32, u32)> = (0..n).map(|_| (pick.below(u64::from(w)) as u32, pick.below(u64::from(hgt)) as u32)).collect();
+    // The object lies somewhere in its cell (swg-trn §2.6): the cell's chance of a family is
+    // the mean of the per-post probabilities over a `per_side`² sample of positions in it
+    // (centres of equal sub-squares; 1 = the cell centre).
+    let per_side = per_side.max(1);
     let predictions: Vec<(i32, f32, i32)> = cells
         .par_iter()
         .map(|&(col, row)| {
-            let (x, z) = (-half + (col as f32 + 0.5) * cell, -half + (row as f32 + 0.5) * cell);
-            let mut h = [[0.0f32; 3]; 3];
-            for (dz, hrow) in h.iter_mut().enumerate() {
-                for (dx, v) in hrow.iter_mut().enumerate() {
-                    *v = heights.height_at(x + (dx as f32 - 1.0) * pole, z + (dz as f32 - 1.0) * pole);
+            let mut mean: Vec<(i32, f32)> = Vec::new();
+            for j in 0..per_side {
+                for i in 0..per_side {
+                    let x = -half + (col as f32 + (i as f32 + 0.5) / per_side as f32) * cell;
+                    let z = -half + (row as f32 + (j as f32 + 0.5) / per_side as f32) * cell;
+                    // Snap to the pole grid, where normals and heights are defined.
+                    let (gx, gz) = (((x + half) / pole).round() as i64, ((z + half) / pole).round() as i64);
+                    let (x, z) = (-half + gx as f32 * pole, -half + gz as f32 * pole);
+                    let mut h = [[0.0f32; 3]; 3];
+                    for (dz, hrow) in h.iter_mut().enumerate() {
+                        for (dx, v) in hrow.iter_mut().enumerate() {
+                            *v = heights.height_at(x + (dx as f32 - 1.0) * pole, z + (dz as f32 - 1.0) * pole);
+                        }
+                    }
+                    let normal = crate::surface::normals::post_normal(normals, &h, pole, gx, gz);
+                    let ground = crate::surface::Ground { height: h[1][1], normal };
+                    for (family, p) in surface.at(x, z, ground).flora[0].probabilities() {
+                        match mean.iter_mut().find(|e| e.0 == family) {
+                            Some(e) => e.1 += p,
+                            None => mean.push((family, p)),
+                        }
+                    }
                 }
             }
-            let (gx, gz) = (((x + half) / pole).round() as i64, ((z + half) / pole).round() as i64);
-            let normal = crate::surface::normals::post_normal(normals, &h, pole, gx, gz);
-            let ground = crate::surface::Ground { height: h[1][1], normal };
-            let r = surface.at(x, z, ground);
-            let (family, p) = r.flora[0].most_likely();
-            (family, p, pimp.get(col, row).unwrap_or(0))
+            let n = (per_side * per_side) as f32;
+            mean.sort_by_key(|e| e.0);
+            let (family, p) = mean.iter().fold((0, 0.0f32), |best, e| if e.1 > best.1 { *e } else { best });
+            (family, p / n, pimp.get(col, row).unwrap_or(0))
         })
         .collect();
     let mut report = PimpReport { cells: cells.len(), flora_cells: 0, agree: 0, empty_cells: 0, empty_agree: 0, calibration: Vec::new() };

@@ -14,16 +14,17 @@ fn evaluators(t: &Terrain) -> (HeightEvaluator, SurfaceEvaluator) {
     (HeightEvaluator::new(t, &opts).unwrap(), SurfaceEvaluator::new(t, &opts, SurfaceOptions::default()).unwrap())
 }
 
-/// Most-likely collidable family vs PIMP at 4,000 random cell centres per planet (issue
-/// targets: tatooine ≥ 94 %, yavin4 ≥ 96 %; the others are reported and guarded against
-/// regressions), and the calibration of the predicted probabilities on tatooine.
+/// Most-likely collidable family vs PIMP in 4,000 random cells per planet, each cell's
+/// chances the mean over a 4×4 sample of its posts (the original object lies somewhere in
+/// the cell). Issue targets: tatooine ≥ 94 %, yavin4 ≥ 96 %, and calibration within 0.1 in
+/// every bin of ≥ 100 cells; the other planets are reported and guarded against regressions.
 #[test]
 fn pimp_agreement_and_calibration() {
-    for (name, floor) in [("tatooine", 0.94), ("yavin4", 0.96), ("naboo", 0.80), ("dathomir", 0.25), ("mustafar", 0.9), ("kashyyyk_main", 0.5)] {
+    for (name, floor) in [("tatooine", 0.94), ("yavin4", 0.96), ("naboo", 0.90), ("dathomir", 0.30), ("mustafar", 0.9), ("kashyyyk_main", 0.75)] {
         let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
         let t = Terrain::load(&p).unwrap();
         let (he, se) = evaluators(&t);
-        let r = check_pimp(&t, &he, &se, NormalMethod::Faces, 4000, 1).unwrap();
+        let r = check_pimp(&t, &he, &se, NormalMethod::Faces, 4, 4000, 1).unwrap();
         eprintln!(
             "{name}: PIMP {}/{} flora cells agree ({:.2} %); empty {}/{}; worst calibration gap (bins ≥ 100 cells) {:.3}",
             r.agree,
@@ -37,8 +38,8 @@ fn pimp_agreement_and_calibration() {
             eprintln!("    p in [{:.1}, {:.1}): {:>5} cells, predicted {:.3}, observed {:.3}", b.lo, b.hi, b.cells, b.mean_predicted, b.observed);
         }
         assert!(r.rate() >= floor, "{name}: PIMP agreement {:.4} < {floor}", r.rate());
-        if name == "tatooine" {
-            assert!(r.worst_calibration(100) <= 0.1, "tatooine calibration gap {:.3} > 0.1", r.worst_calibration(100));
+        if matches!(name, "tatooine" | "yavin4" | "naboo") {
+            assert!(r.worst_calibration(100) <= 0.1, "{name}: calibration gap {:.3} > 0.1", r.worst_calibration(100));
         }
     }
 }
