@@ -107,7 +107,7 @@ fn tatooine_exports_read_back_through_gdal_and_match_sample() {
     let dir = out_dir("tatooine");
     let (plain, tiled) = (dir.join("plain"), dir.join("tiled"));
     let bake = |out: &Path, extra: &[&str]| {
-        run_ok(trnbake().arg("bake").arg(&trn).args(["--spacing", "32", "--backend", "cpu", "-q", "-o"]).arg(out).args(extra));
+        run_ok(trnbake().arg("bake").arg(&trn).args(["--spacing", "32", "--backend", "cpu", "--maps", "height", "-q", "-o"]).arg(out).args(extra));
         read_json(&out.join("manifest.json"))
     };
     let m = bake(&plain, &["--format", "tif,tif16,ter,png,raw,r32"]);
