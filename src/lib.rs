@@ -18,3 +18,4 @@ pub mod bench;
 pub mod export;
 pub mod bake;
 pub mod gpu;
+pub mod golden;
