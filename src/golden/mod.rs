@@ -281,10 +281,15 @@ impl MapOutcome {
             s += &format!(", {} over {} LSB", c.posts_over, self.tolerance_lsb);
         }
         s += &format!(", PSNR {:.1} dB", c.psnr_db);
-        if let Some(a) = self.changed_area() {
-            s += &format!(", in x {}..{} z {}..{} m", a[0], a[2], a[1], a[3]);
+        if let Some(a) = self.changed_area_text() {
+            s += &format!(", in {a} m");
         }
         s
+    }
+
+    /// [`Self::changed_area`] as `x W…E, z S…N`.
+    pub fn changed_area_text(&self) -> Option<String> {
+        self.changed_area().map(|a| format!("x {}…{}, z {}…{}", a[0], a[2], a[1], a[3]))
     }
 }
 

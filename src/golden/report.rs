@@ -31,10 +31,6 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-fn area_text(o: &MapOutcome) -> String {
-    o.changed_area().map_or("—".into(), |a| format!("x {}…{}, z {}…{}", a[0], a[2], a[1], a[3]))
-}
-
 pub fn markdown(s: &CheckSummary) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# trnbake check: {}\n", headline(s));
@@ -63,7 +59,7 @@ pub fn markdown(s: &CheckSummary) -> String {
             ),
             None => ("—".into(), "—".into(), "—".into()),
         };
-        let _ = writeln!(md, "| {} | {} | {size} | {result} | {max} | {over} | {psnr} | {} |", cell(&o.fixture), o.map, area_text(o));
+        let _ = writeln!(md, "| {} | {} | {size} | {result} | {max} | {over} | {psnr} | {} |", cell(&o.fixture), o.map, o.changed_area_text().unwrap_or("—".into()));
     }
     let failing: Vec<&MapOutcome> = s.outcomes.iter().filter(|o| o.status.is_failure()).collect();
     for o in &failing {
