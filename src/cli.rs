@@ -114,7 +114,7 @@ pub enum Command {
         /// Rewrite the images (and golden.json) of maps that differ, atomically, and print what changed.
         #[arg(long)]
         bless: bool,
-        /// Where report.md, junit.xml and the images of failing maps go.
+        /// Where report.md, junit.xml and the images of failing maps go (not written by --bless).
         #[arg(long, value_name = "DIR", default_value = "check-report")]
         report: PathBuf,
         /// Only this fixture (repeatable).

@@ -290,6 +290,15 @@ fn goldens_for_your_own_terrain() {
     assert!(text(&o).contains("UNCHANGED mine/height"), "{}", text(&o));
     assert_eq!(std::fs::read(g.join("golden.json")).unwrap(), manifest_after, "an unchanged bless leaves golden.json alone");
 
+    // An image and a manifest from different blesses (an interrupted one) are reported.
+    let text_before = String::from_utf8(manifest_after.clone()).unwrap();
+    let m = Manifest::load(&g).unwrap();
+    let offset = m.fixtures[0].maps[0].height_offset.unwrap();
+    std::fs::write(g.join("golden.json"), text_before.replace(&format!("{offset:?}"), &format!("{:?}", offset + 1.0))).unwrap();
+    let o = trnbake(&["--backend", "cpu"], &g, &report);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("an interrupted --bless?"), "{}", text(&o));
+
     // A golden from another grid is reported, not compared.
     let edited = String::from_utf8(manifest_after).unwrap().replace("\"spacing\": 20.0", "\"spacing\": 40.0");
     std::fs::write(g.join("golden.json"), edited).unwrap();

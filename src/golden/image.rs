@@ -8,6 +8,7 @@ use std::io;
 use std::path::Path;
 
 /// A decoded golden image and its tEXt chunks (trnbake writes its encoding numbers there).
+#[derive(Debug)]
 pub struct DecodedPng {
     pub raster: Raster,
     pub text: Vec<(String, String)>,

@@ -67,7 +67,7 @@ pub struct Fixture {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub roads: bool,
     /// The FBIT gain (`--bitmap-gain`), on unless set to false.
-    #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub bitmap_gain: bool,
     /// The maps checked; `[{"map": "height"}]` when absent.
     #[serde(default = "default_maps")]
@@ -76,6 +76,10 @@ pub struct Fixture {
 
 fn yes() -> bool {
     true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn default_maps() -> Vec<MapGolden> {
@@ -293,12 +297,12 @@ impl MapOutcome {
     }
 }
 
-/// Metres with enough digits to tell LSBs apart.
+/// Metres with enough digits to tell LSBs apart (a 16-bit step is a few mm on most maps).
 pub fn fmt_metres(m: f64) -> String {
-    if m == 0.0 || m.abs() >= 0.1 {
-        format!("{m:.3}")
-    } else {
-        format!("{m:.2e}")
+    match m.abs() {
+        a if a == 0.0 || a >= 0.1 => format!("{m:.3}"),
+        a if a >= 1e-4 => format!("{m:.4}"),
+        _ => format!("{m:.2e}"),
     }
 }
 

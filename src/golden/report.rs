@@ -64,7 +64,8 @@ pub fn markdown(s: &CheckSummary) -> String {
     let failing: Vec<&MapOutcome> = s.outcomes.iter().filter(|o| o.status.is_failure()).collect();
     for o in &failing {
         let _ = writeln!(md, "\n## {} / {}: {}\n", o.fixture, o.map, o.status.label());
-        let _ = writeln!(md, "Golden `{}`: {}\n", o.file, o.message);
+        let what = if o.status == Status::Error { "Terrain" } else { "Golden" };
+        let _ = writeln!(md, "{what} `{}`: {}\n", o.file, o.message);
         if let [diff, sbs] = o.images.as_slice() {
             let _ = writeln!(md, "Difference (`{diff}`):\n\n![difference]({diff})\n");
             let _ = writeln!(md, "Expected | actual | difference (`{sbs}`):\n\n![side by side]({sbs})\n");
@@ -119,7 +120,8 @@ pub fn junit(s: &CheckSummary) -> String {
         match o.status {
             Status::Fail | Status::Error => {
                 let tag = if o.status == Status::Fail { "failure" } else { "error" };
-                let mut body = format!("golden: {}\n{}", o.file, o.message);
+                let what = if o.status == Status::Error { "terrain" } else { "golden" };
+                let mut body = format!("{what}: {}\n{}", o.file, o.message);
                 for i in &o.images {
                     body += &format!("\nimage: {i}");
                 }
@@ -191,7 +193,7 @@ mod tests {
     fn markdown_lists_every_map_and_shows_failing_images() {
         let md = markdown(&summary());
         assert!(md.starts_with("# trnbake check: 2 of 3 maps fail"), "{md}");
-        assert!(md.contains("| b | height | 2×1 | **FAIL** | 9 LSB (0.090 m) | 1 (tolerance 1 LSB, 0 allowed) |"), "{md}");
+        assert!(md.contains("| b | height | 2×1 | **FAIL** | 9 LSB (0.0900 m) | 1 (tolerance 1 LSB, 0 allowed) |"), "{md}");
         assert!(md.contains("x -5…-5, z 0…0"), "{md}");
         assert!(md.contains("![difference](b.height.diff.png)"), "{md}");
         assert!(md.contains("| a<&> | height | 2×1 | PASS | 0 LSB (0.000 m) |"), "{md}");
