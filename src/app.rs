@@ -40,6 +40,7 @@ pub fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::Check { golden, backend, bless, report, fixture } => check(golden, backend, bless, report, fixture, cli.quiet),
         Command::Adapters => adapters(),
         Command::Bench { file, repeat, json, full_16m, height } => bench(file.as_deref(), repeat, json, full_16m, &height),
         Command::Convert(args) => convert(&args, cli.quiet),
@@ -556,6 +557,22 @@ fn bake(args: &crate::cli::BakeArgs, quiet: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn check(golden: std::path::PathBuf, backend: crate::bake::Backend, bless: bool, report: std::path::PathBuf, only: Vec<String>, quiet: bool) -> Result<()> {
+    use crate::golden::{report::MARKDOWN_FILE, run, CheckOptions};
+    let s = run(&CheckOptions { golden, backend, bless, report: report.clone(), only, quiet })?;
+    let n = s.outcomes.len();
+    let failures = s.failures();
+    let what = if s.bless { "blessed" } else { "checked" };
+    if !quiet {
+        eprintln!("{what} {n} maps ({} posts) on the {} backend in {:.2} s", s.posts, s.backend, s.seconds);
+    }
+    match (failures, s.bless) {
+        (0, _) => Ok(()),
+        (f, false) => bail!("{f} of {n} maps differ from their goldens beyond tolerance or could not be checked; see {}", report.join(MARKDOWN_FILE).display()),
+        (f, true) => bail!("{f} of {n} fixtures could not be baked, so their goldens were not rewritten"),
+    }
 }
 
 fn adapters() -> Result<()> {

@@ -194,43 +194,9 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     }
 
     // Backend.
-    let mut adapter = None;
-    let gpu = match job.backend {
-        Backend::Cpu => None,
-        Backend::Gpu => Some(GpuContext::new(false, job.adapter_filter.as_deref())?),
-        Backend::Auto => match GpuContext::new(false, job.adapter_filter.as_deref()) {
-            // A software adapter (lavapipe) runs the kernel far slower than the CPU backend
-            // (README, Performance), so `auto` only takes real GPUs; `--backend gpu` forces it.
-            Ok(c) if c.adapter.device_type == "Cpu" && job.adapter_filter.is_none() => {
-                if !job.quiet {
-                    eprintln!("note: only a software GPU adapter ({}) is present; baking on the faster CPU backend (--backend gpu forces the adapter)", c.adapter.name);
-                }
-                None
-            }
-            Ok(c) => Some(c),
-            Err(e) => {
-                if !job.quiet {
-                    eprintln!("note: no usable GPU adapter ({e}); baking on the CPU");
-                }
-                None
-            }
-        },
-    };
-    let backend_name = match &gpu {
-        Some(c) => {
-            adapter = Some(c.adapter.clone());
-            if !job.quiet {
-                eprintln!("backend: GPU, adapter {} ({}, {})", c.adapter.name, c.adapter.backend, c.adapter.driver_info);
-            }
-            "gpu".to_string()
-        }
-        None => {
-            if !job.quiet {
-                eprintln!("backend: CPU ({} threads)", rayon::current_num_threads());
-            }
-            "cpu".to_string()
-        }
-    };
+    let gpu = choose_gpu(job.backend, job.adapter_filter.as_deref(), job.quiet)?;
+    let adapter = gpu.as_ref().map(|c| c.adapter.clone());
+    let backend_name = backend_name(gpu.as_ref()).to_string();
 
     let pb = progress_bar(todo.len() as u64, job.quiet, "height");
     let t_compute = Instant::now();
@@ -309,6 +275,61 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
     let _ = std::fs::remove_file(&state_path);
     Ok(report)
+}
+
+/// The GPU context `backend` asks for, or `None` for the CPU backend; says which on stderr
+/// unless `quiet`. `Auto` takes only hardware adapters: a software adapter (lavapipe) runs
+/// the kernel far slower than the CPU backend (README, Performance); `Gpu` still uses it.
+pub fn choose_gpu(backend: Backend, adapter_filter: Option<&str>, quiet: bool) -> Result<Option<GpuContext>> {
+    let gpu = match backend {
+        Backend::Cpu => None,
+        Backend::Gpu => Some(GpuContext::new(false, adapter_filter)?),
+        Backend::Auto => match GpuContext::new(false, adapter_filter) {
+            Ok(c) if c.adapter.device_type == "Cpu" && adapter_filter.is_none() => {
+                if !quiet {
+                    eprintln!("note: only a software GPU adapter ({}) is present; baking on the faster CPU backend (--backend gpu forces the adapter)", c.adapter.name);
+                }
+                None
+            }
+            Ok(c) => Some(c),
+            Err(e) => {
+                if !quiet {
+                    eprintln!("note: no usable GPU adapter ({e}); baking on the CPU");
+                }
+                None
+            }
+        },
+    };
+    if !quiet {
+        match &gpu {
+            Some(c) => eprintln!("backend: GPU, adapter {} ({}, {})", c.adapter.name, c.adapter.backend, c.adapter.driver_info),
+            None => eprintln!("backend: CPU ({} threads)", rayon::current_num_threads()),
+        }
+    }
+    Ok(gpu)
+}
+
+/// `"gpu"` or `"cpu"`: the backend [`choose_gpu`] picked, as manifests and reports name it.
+pub fn backend_name(gpu: Option<&GpuContext>) -> &'static str {
+    if gpu.is_some() {
+        "gpu"
+    } else {
+        "cpu"
+    }
+}
+
+/// The heights of a whole grid in memory (row-major, row 0 = south) on the GPU when `gpu`
+/// is given, else on the CPU backend: for grids small enough to hold, without checkpoints.
+pub fn heights_in_memory(evaluator: &HeightEvaluator, grid: &Grid, gpu: Option<&GpuContext>) -> Result<Vec<f32>> {
+    let n = grid.cols as usize * grid.rows as usize;
+    match gpu {
+        Some(ctx) => Ok(GpuHeightPass::new(ctx, &evaluator.plan).run_grid(grid, ctx.max_tile(2048))?),
+        None => {
+            let mut out = vec![0.0f32; n];
+            evaluator.grid_region(grid, 0, 0, grid.cols, grid.rows, CPU_CULL_BLOCK, &mut out);
+            Ok(out)
+        }
+    }
 }
 
 /// Side in posts of the blocks the CPU backend culls the layer list for: smaller blocks

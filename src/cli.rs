@@ -114,6 +114,30 @@ pub enum Command {
     ///           trnbake convert map.r16 map.tif --dims 1025x1025 --spacing 16 --height-range -120,873
     ///           trnbake convert out/height.tif tiles.vrt --tiles 4
     Convert(ConvertArgs),
+    /// Re-bake every fixture of a golden folder and compare each map with its expected image
+    /// (per-post difference in LSB, posts over tolerance, PSNR); writes a Markdown report, a
+    /// JUnit XML file and, per failing map, a diff heat map and a side-by-side image. Exits 1
+    /// when a map fails. `--bless` rewrites the goldens that differ instead.
+    ///
+    /// Examples: trnbake check                              (trnbake's own corpus in golden/)
+    ///           trnbake check --golden ci/goldens --report out/golden-report
+    ///           trnbake check --golden ci/goldens --bless  (after an intended change)
+    Check {
+        /// The golden folder (holding golden.json).
+        #[arg(long, default_value = "golden")]
+        golden: PathBuf,
+        #[arg(long, value_enum, default_value_t = crate::bake::Backend::Auto)]
+        backend: crate::bake::Backend,
+        /// Rewrite the images (and golden.json) of maps that differ, atomically, and print what changed.
+        #[arg(long)]
+        bless: bool,
+        /// Where report.md, junit.xml and the images of failing maps go (not written by --bless).
+        #[arg(long, value_name = "DIR", default_value = "check-report")]
+        report: PathBuf,
+        /// Only this fixture (repeatable).
+        #[arg(long, value_name = "NAME")]
+        fixture: Vec<String>,
+    },
     /// List the GPU adapters wgpu sees.
     Adapters,
     /// Measure posts/second of the height pass on the CPU and GPU backends in one run.

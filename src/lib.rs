@@ -19,3 +19,4 @@ pub mod export;
 pub mod bake;
 pub mod gpu;
 pub mod surface;
+pub mod golden;

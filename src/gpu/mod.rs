@@ -327,4 +327,17 @@ impl<'a> GpuHeightPass<'a> {
         }
         Ok(())
     }
+
+    /// The whole of `grid` in memory (row-major, row 0 = south), in tiles of `tile` posts a side.
+    pub fn run_grid(&self, grid: &Grid, tile: u32) -> Result<Vec<f32>, GpuError> {
+        let cols = grid.cols as usize;
+        let mut out = vec![0.0f32; cols * grid.rows as usize];
+        self.run(grid, &crate::bake::tiles(grid, tile), &mut |t, data| {
+            for (r, row) in data.chunks_exact(t.cols as usize).enumerate() {
+                let dst = (t.r0 as usize + r) * cols + t.c0 as usize;
+                out[dst..dst + row.len()].copy_from_slice(row);
+            }
+        })?;
+        Ok(out)
+    }
 }

@@ -1,0 +1,335 @@
+//! The golden corpus (`golden/`) and `trnbake check`: the corpus covers every rule tag and
+//! version the writer supports; the check passes on the CPU and GPU backends (lavapipe in CI)
+//! within a minute; a changed affector fails with a diff image of exactly the affected area;
+//! `--bless` rewrites only what changed; users can make goldens for their own terrains.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Instant;
+use trnbake::eval::{Grid, HeightEvaluator};
+use trnbake::golden::compare::height_raster;
+use trnbake::golden::coverage::{features, tag_version_name};
+use trnbake::golden::{image::read_png, load_terrain, Manifest};
+use trnbake::plan::HeightOptions;
+use trnbake::trn::rules::TYPED_RULES;
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("golden")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("trnbake-golden-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), dst).unwrap();
+        }
+    }
+}
+
+fn trnbake(args: &[&str], golden: &Path, report: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trnbake"))
+        .arg("check")
+        .args(args)
+        .arg("--golden")
+        .arg(golden)
+        .arg("--report")
+        .arg(report)
+        .env("XDG_RUNTIME_DIR", std::env::var_os("XDG_RUNTIME_DIR").unwrap_or_else(|| "/tmp".into()))
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[test]
+fn corpus_covers_every_rule_kind_and_version() {
+    let dir = golden_dir();
+    let m = Manifest::load(&dir).unwrap();
+    let mut found = BTreeSet::new();
+    let mut with_roads = BTreeSet::new();
+    let mut without_gain = BTreeSet::new();
+    for f in &m.fixtures {
+        let t = load_terrain(&dir.join(&f.terrain)).unwrap();
+        let fs = features(&t);
+        if f.roads {
+            with_roads.extend(fs.iter().cloned());
+        }
+        if !f.bitmap_gain {
+            without_gain.extend(fs.iter().cloned());
+        }
+        found.extend(fs);
+    }
+    let kinds: Vec<String> = TYPED_RULES.iter().flat_map(|(t, vs)| vs.iter().map(|v| tag_version_name(t, *v))).collect();
+    let mut expected: Vec<String> = kinds.clone();
+    for tag in ["BCIR", "BREC", "BPOL", "BPLN", "FHGT", "FFRA", "FBIT"] {
+        expected.extend((0..4).map(|ft| format!("{tag} feather {ft}")));
+    }
+    for tag in ["AHCN", "AHFR"] {
+        expected.extend((0..4).map(|op| format!("{tag} operation {op}")));
+    }
+    expected.extend((0..6).map(|r| format!("fractal rule {r}")));
+    expected.extend(
+        [
+            "fractal bias",
+            "fractal gain",
+            "FBIT gain",
+            "FBIT no gain",
+            "water global",
+            "water BREC",
+            "water BPOL",
+            "layer invert boundaries",
+            "layer invert filters",
+            "layer nested",
+            "layer disabled",
+            "rule disabled",
+        ]
+        .map(String::from),
+    );
+    let missing: Vec<&String> = expected.iter().filter(|e| !found.contains(*e)).collect();
+    eprintln!(
+        "golden corpus: {} fixtures cover {}/{} rule tag/versions and {} features in all:\n  {}",
+        m.fixtures.len(),
+        kinds.iter().filter(|k| found.contains(*k)).count(),
+        kinds.len(),
+        found.len(),
+        found.iter().cloned().collect::<Vec<_>>().join(", ")
+    );
+    assert!(missing.is_empty(), "the golden corpus does not exercise: {missing:?}");
+    // Roads and rivers only change heights with roads on; the FBIT gain only matters when a
+    // fixture turns it off.
+    for k in ["AROA 0005", "AROA 0006", "ARIV 0005", "ARIV 0006"] {
+        assert!(with_roads.contains(k), "no fixture baked with roads on has {k}");
+    }
+    assert!(without_gain.contains("FBIT gain"), "no fixture with bitmap_gain off has a bitmap gain");
+    // The built-in demo terrain of `bake` is one of the fixtures.
+    let demo = m.fixtures.iter().find(|f| f.name == "demo").expect("a demo fixture");
+    assert_eq!(std::fs::read_to_string(dir.join(&demo.terrain)).unwrap(), trnbake::app::DEMO_TERRAIN_JSON);
+}
+
+/// Run the whole corpus on one backend, in under a minute.
+fn check_corpus(backend: &str) {
+    let report = tmp(&format!("report-{backend}"));
+    let start = Instant::now();
+    let o = trnbake(&["--backend", backend], &golden_dir(), &report);
+    let secs = start.elapsed().as_secs_f64();
+    let out = text(&o);
+    eprintln!("{out}golden check on the {backend} backend: {secs:.2} s end to end");
+    assert!(o.status.success(), "golden check failed on the {backend} backend:\n{out}");
+    assert!(out.contains(&format!("on the {backend} backend")), "{out}");
+    let junit = std::fs::read_to_string(report.join("junit.xml")).unwrap();
+    assert!(junit.contains("failures=\"0\" errors=\"0\""), "{junit}");
+    assert!(secs < 60.0, "the golden check took {secs:.1} s on the {backend} backend (limit: one minute)");
+    std::fs::remove_dir_all(&report).unwrap();
+}
+
+#[test]
+fn golden_check_passes_on_the_cpu_backend() {
+    check_corpus("cpu");
+}
+
+#[test]
+fn golden_check_passes_on_the_gpu_backend() {
+    // As in gpu_parity: skip outside CI without an adapter, fail in CI.
+    if let Err(e) = trnbake::gpu::GpuContext::new(false, None) {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("CI needs a GPU adapter (lavapipe): {e}");
+        }
+        eprintln!("skipping GPU golden check: {e}");
+        return;
+    }
+    check_corpus("gpu");
+}
+
+/// Set the height of the `dig` affector of the demo's crater layer in a JSON terrain.
+fn set_crater_depth(path: &Path, depth: f64) {
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let layers = v["generator"]["layers"].as_array_mut().unwrap();
+    let crater = layers.iter_mut().find(|l| l["name"] == "crater (subtract, ease-in)").unwrap();
+    let dig = crater["children"].as_array_mut().unwrap().iter_mut().find(|c| c["name"] == "dig").unwrap();
+    assert_eq!(dig["height"], 60.0);
+    dig["height"] = depth.into();
+    std::fs::write(path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn changed_affector_fails_with_a_diff_of_exactly_the_affected_area() {
+    let dir = tmp("mutated");
+    let golden = dir.join("golden");
+    copy_dir(&golden_dir(), &golden);
+    set_crater_depth(&golden.join("demo.json"), 75.0);
+    let report = dir.join("report");
+    let o = trnbake(&["--backend", "cpu"], &golden, &report);
+    let out = text(&o);
+    eprintln!("{out}");
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("FAIL      demo/height 257×257"), "{out}");
+    assert_eq!(out.matches("PASS ").count(), 6, "every other fixture still passes:\n{out}");
+    let junit = std::fs::read_to_string(report.join("junit.xml")).unwrap();
+    assert!(junit.contains("tests=\"7\" failures=\"1\" errors=\"0\""), "{junit}");
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(md.contains("## demo / height: FAIL") && md.contains("![difference](demo.height.diff.png)"), "{md}");
+
+    // The posts whose 16-bit samples the change moves, computed here from the two terrains.
+    let m = Manifest::load(&golden).unwrap();
+    let hm = &m.fixtures.iter().find(|f| f.name == "demo").unwrap().maps[0];
+    let (scale, offset) = (hm.height_scale.unwrap(), hm.height_offset.unwrap());
+    let grid = Grid { x0: -2048.0, z0: -2048.0, spacing: 16.0, cols: 257, rows: 257 };
+    let bake = |p: &Path| {
+        let e = HeightEvaluator::new(&load_terrain(p).unwrap(), &HeightOptions::default()).unwrap();
+        let mut h = vec![0.0; 257 * 257];
+        e.grid_region(&grid, 0, 0, 257, 257, 64, &mut h);
+        height_raster(&h, 257, 257, scale, offset).samples
+    };
+    let (before, after) = (bake(&golden_dir().join("demo.json")), bake(&golden.join("demo.json")));
+    let changed: BTreeSet<usize> = (0..before.len()).filter(|&i| before[i] != after[i]).collect();
+
+    // The heat map colours exactly those posts (unchanged posts are grey: R = G = B).
+    let diff = read_png(&report.join("demo.height.diff.png")).unwrap().raster;
+    assert_eq!((diff.width, diff.height, diff.channels), (257, 257, 3));
+    let coloured: BTreeSet<usize> =
+        diff.samples.chunks_exact(3).enumerate().filter(|(_, p)| !(p[0] == p[1] && p[1] == p[2])).map(|(i, _)| i).collect();
+    assert_eq!(coloured, changed, "the diff image marks exactly the posts whose heights changed");
+    // ... and they lie in the crater's circle (centre (−900, −800), radius 420 m, feather
+    // 0.6): all of the circle's full-strength core, nothing outside the circle.
+    let (mut core, mut core_marked) = (0, 0);
+    for i in 0..257 * 257 {
+        let (col, row) = (i % 257, i / 257);
+        let (x, z) = (-2048.0 + 16.0 * col as f64, 2048.0 - 16.0 * row as f64);
+        let d = ((x + 900.0).powi(2) + (z + 800.0).powi(2)).sqrt();
+        if coloured.contains(&i) {
+            assert!(d <= 420.0, "post at ({x}, {z}) outside the crater is marked");
+        }
+        if d <= 0.4 * 420.0 {
+            core += 1;
+            core_marked += coloured.contains(&i) as usize;
+        }
+    }
+    assert_eq!(core_marked, core, "every post of the crater's core is marked");
+    let sbs = read_png(&report.join("demo.height.side-by-side.png")).unwrap().raster;
+    assert_eq!((sbs.width, sbs.height), (3 * 257 + 2 * trnbake::golden::image::PANEL_GAP, 257));
+    eprintln!(
+        "mutation (crater depth 60 → 75 m): {} of {} posts marked, crater core {core}/{core} marked, none outside the circle",
+        coloured.len(),
+        257 * 257
+    );
+
+    // --bless rewrites the demo golden only, then the check passes.
+    let pngs = |d: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "png"))
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let original = pngs(&golden);
+    let o = trnbake(&["--backend", "cpu", "--bless"], &golden, &report);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("UPDATED   demo/height 257×257: was max "), "{out}");
+    assert_eq!(out.matches("UNCHANGED").count(), 6, "{out}");
+    for ((name, old), (_, new)) in original.iter().zip(pngs(&golden)) {
+        assert_eq!(old == &new, name != "demo.height.png", "{name}");
+    }
+    assert!(!golden.read_dir().unwrap().any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".partial")));
+    let o = trnbake(&["--backend", "cpu"], &golden, &report);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!report.join("demo.height.diff.png").exists(), "a passing check removes the images of an earlier failure");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn goldens_for_your_own_terrain() {
+    // The README's recipe: a .trn, a golden.json naming it, --bless, commit, check in CI.
+    let dir = tmp("own");
+    let g = dir.join("goldens");
+    std::fs::create_dir_all(&g).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_trnbake"))
+        .args(["compile"])
+        .arg(golden_dir().join("boundaries.json"))
+        .arg("-o")
+        .arg(g.join("mine.trn"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let manifest = r#"{"format": 1, "fixtures": [{"name": "mine", "terrain": "mine.trn", "spacing": 20.0, "region": [-640, -640, 640, 640]}]}"#;
+    std::fs::write(g.join("golden.json"), manifest).unwrap();
+    let report = dir.join("report");
+
+    let o = trnbake(&["--backend", "cpu"], &g, &report);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("no golden image") && text(&o).contains("--bless"), "{}", text(&o));
+
+    let o = trnbake(&["--backend", "cpu", "--bless"], &g, &report);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("CREATED   mine/height 65×65: written"), "{}", text(&o));
+    let m = Manifest::load(&g).unwrap();
+    assert_eq!(m.fixtures[0].maps[0].file.as_deref(), Some("mine.height.png"));
+    assert!(m.fixtures[0].maps[0].height_scale.is_some());
+
+    let o = trnbake(&["--backend", "cpu"], &g, &report);
+    assert!(o.status.success(), "{}", text(&o));
+    let manifest_after = std::fs::read(g.join("golden.json")).unwrap();
+    let o = trnbake(&["--backend", "cpu", "--bless"], &g, &report);
+    assert!(text(&o).contains("UNCHANGED mine/height"), "{}", text(&o));
+    assert_eq!(std::fs::read(g.join("golden.json")).unwrap(), manifest_after, "an unchanged bless leaves golden.json alone");
+
+    // An image and a manifest from different blesses (an interrupted one) are reported.
+    let text_before = String::from_utf8(manifest_after.clone()).unwrap();
+    let m = Manifest::load(&g).unwrap();
+    let offset = m.fixtures[0].maps[0].height_offset.unwrap();
+    std::fs::write(g.join("golden.json"), text_before.replace(&format!("{offset:?}"), &format!("{:?}", offset + 1.0))).unwrap();
+    let o = trnbake(&["--backend", "cpu"], &g, &report);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("an interrupted --bless?"), "{}", text(&o));
+
+    // A golden from another grid is reported, not compared.
+    let edited = String::from_utf8(manifest_after).unwrap().replace("\"spacing\": 20.0", "\"spacing\": 40.0");
+    std::fs::write(g.join("golden.json"), edited).unwrap();
+    let o = trnbake(&["--backend", "cpu"], &g, &report);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("is 65×65 but the fixture bakes 33×33 posts"), "{}", text(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_golden_folders_are_clear_errors() {
+    let dir = tmp("bad");
+    let report = dir.join("report");
+    let case = |manifest: &str, expect: &[&str]| {
+        std::fs::write(dir.join("golden.json"), manifest).unwrap();
+        let o = trnbake(&["--backend", "cpu"], &dir, &report);
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{manifest}: {out}");
+        for e in expect {
+            assert!(out.contains(e), "{manifest}: expected `{e}` in:\n{out}");
+        }
+        assert!(!out.contains("panicked"), "{out}");
+    };
+    let fx = |extra: &str| format!(r#"{{"format": 1, "fixtures": [{{"name": "a", "terrain": "a.json", "spacing": 8.0{extra}}}]}}"#);
+    case(&fx(r#", "spacng": 4"#), &["golden.json: at `fixtures[0].spacng`", "unknown field `spacng`"]);
+    case(&fx(r#", "maps": [{"map": "splat"}]"#), &["fixtures[0].maps[0].map", "unknown variant `splat`"]);
+    case(r#"{"format": 2, "fixtures": []}"#, &["format 2"]);
+    case(&fx(""), &["ERROR     a/bake", "cannot read", "a.json"]);
+    case(r#"{"format": 1, "fixtures": [{"name": "a b", "terrain": "a.json", "spacing": 8.0}]}"#, &["`a b` must be letters"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let o = trnbake(&[], &PathBuf::from("/nonexistent/goldens"), &report);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("/nonexistent/goldens/golden.json"), "{}", text(&o));
+}
