@@ -42,6 +42,17 @@ const AFFECTOR_HEIGHT_CONSTANT: u32 = 0u;
 const AFFECTOR_HEIGHT_FRACTAL: u32 = 1u;
 const AFFECTOR_HEIGHT_TERRACE: u32 = 2u;
 const AFFECTOR_ROAD: u32 = 3u;
+// Surface-pass affector kinds (src/plan.rs; plans from `BakePlan::for_surface`). The surface
+// passes run on the CPU today; the twins keep the kinds in one numbering for their kernels.
+const AFFECTOR_SHADER_CONSTANT: u32 = 10u;
+const AFFECTOR_SHADER_REPLACE: u32 = 11u;
+const AFFECTOR_FLORA_BASE: u32 = 12u;
+const AFFECTOR_ENVIRONMENT: u32 = 16u;
+const AFFECTOR_COLOR_CONSTANT: u32 = 17u;
+const AFFECTOR_COLOR_RAMP_HEIGHT: u32 = 18u;
+const AFFECTOR_COLOR_RAMP_FRACTAL: u32 = 19u;
+const AFFECTOR_EXCLUDE: u32 = 20u;
+const AFFECTOR_PASSABLE: u32 = 21u;
 
 // ---- Records ---------------------------------------------------------------------------
 

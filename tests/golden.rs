@@ -177,9 +177,13 @@ fn changed_affector_fails_with_a_diff_of_exactly_the_affected_area() {
     eprintln!("{out}");
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("FAIL      demo/height 257×257"), "{out}");
-    assert_eq!(out.matches("PASS ").count(), 6, "every other fixture still passes:\n{out}");
+    // The crater's floor also falls under the demo's height-filtered shader layer, so its
+    // splat weights move there too; every other map passes.
+    assert!(out.contains("FAIL      demo/splat 257×257"), "{out}");
+    assert_eq!(out.matches("FAIL ").count(), 2, "{out}");
+    assert_eq!(out.matches("PASS ").count(), 15, "every other map still passes:\n{out}");
     let junit = std::fs::read_to_string(report.join("junit.xml")).unwrap();
-    assert!(junit.contains("tests=\"7\" failures=\"1\" errors=\"0\""), "{junit}");
+    assert!(junit.contains("tests=\"17\" failures=\"2\" errors=\"0\""), "{junit}");
     let md = std::fs::read_to_string(report.join("report.md")).unwrap();
     assert!(md.contains("## demo / height: FAIL") && md.contains("![difference](demo.height.diff.png)"), "{md}");
 
@@ -243,14 +247,42 @@ fn changed_affector_fails_with_a_diff_of_exactly_the_affected_area() {
     let out = text(&o);
     assert!(o.status.success(), "{out}");
     assert!(out.contains("UPDATED   demo/height 257×257: was max "), "{out}");
-    assert_eq!(out.matches("UNCHANGED").count(), 6, "{out}");
+    assert!(out.contains("UPDATED   demo/splat 257×257: was max "), "{out}");
+    assert_eq!(out.matches("UNCHANGED").count(), 15, "{out}");
     for ((name, old), (_, new)) in original.iter().zip(pngs(&golden)) {
-        assert_eq!(old == &new, name != "demo.height.png", "{name}");
+        assert_eq!(old == &new, name != "demo.height.png" && name != "demo.splat.png", "{name}");
     }
     assert!(!golden.read_dir().unwrap().any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".partial")));
     let o = trnbake(&["--backend", "cpu"], &golden, &report);
     assert!(o.status.success(), "{}", text(&o));
     assert!(!report.join("demo.height.diff.png").exists(), "a passing check removes the images of an earlier failure");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A surface-only change (a flora affector's density) fails exactly the flora map of its
+/// class, while the fixture's heights and splat weights still pass.
+#[test]
+fn changed_flora_density_fails_only_the_flora_map() {
+    let dir = tmp("flora");
+    let golden = dir.join("golden");
+    copy_dir(&golden_dir(), &golden);
+    let path = golden.join("surfaces.json");
+    let mut text_json = std::fs::read_to_string(&path).unwrap();
+    let before = "\"name\": \"boulders\",";
+    assert!(text_json.contains(before), "the surfaces fixture has its boulders affector");
+    let at = text_json.find(before).unwrap();
+    let density = text_json[at..].find("\"density_override\": 0.3").expect("boulders density 0.3") + at;
+    text_json.replace_range(density..density + "\"density_override\": 0.3".len(), "\"density_override\": 0.6");
+    std::fs::write(&path, text_json).unwrap();
+    let report = dir.join("report");
+    let o = trnbake(&["--backend", "cpu", "--fixture", "surfaces"], &golden, &report);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("FAIL") && out.contains("surfaces/flora_collidable"), "{out}");
+    for other in ["surfaces/height", "surfaces/splat", "surfaces/flora_noncollidable"] {
+        assert!(!out.lines().any(|l| l.starts_with("FAIL") && l.contains(other)), "{other} must still pass: {out}");
+    }
+    assert!(report.join("junit.xml").is_file());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -324,7 +356,7 @@ fn bad_golden_folders_are_clear_errors() {
     };
     let fx = |extra: &str| format!(r#"{{"format": 1, "fixtures": [{{"name": "a", "terrain": "a.json", "spacing": 8.0{extra}}}]}}"#);
     case(&fx(r#", "spacng": 4"#), &["golden.json: at `fixtures[0].spacng`", "unknown field `spacng`"]);
-    case(&fx(r#", "maps": [{"map": "splat"}]"#), &["fixtures[0].maps[0].map", "unknown variant `splat`"]);
+    case(&fx(r#", "maps": [{"map": "slope"}]"#), &["fixtures[0].maps[0].map", "unknown variant `slope`"]);
     case(r#"{"format": 2, "fixtures": []}"#, &["format 2"]);
     case(&fx(""), &["ERROR     a/bake", "cannot read", "a.json"]);
     case(r#"{"format": 1, "fixtures": [{"name": "a b", "terrain": "a.json", "spacing": 8.0}]}"#, &["`a b` must be letters"]);

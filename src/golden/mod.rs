@@ -90,17 +90,54 @@ fn default_tolerance() -> u64 {
     1
 }
 
-/// The kinds of map a fixture can check. Splat and flora maps will join `Height` here.
+/// The kinds of map a fixture can check.
+///
+/// - `height`: 16-bit grey, the bake's height PNG encoding (scale/offset in the manifest).
+/// - `splat`: 8-bit RGBA, the splat weights of the fixture's first four shader families by
+///   id (ASCN families and ASRP destinations), as `bake`'s `splat_0.png` when those are all
+///   its families.
+/// - `flora_<class>`: 16-bit grey + alpha per post: the most likely family id of the class,
+///   and its placement probability (0..65535 = 0..1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MapKind {
     Height,
+    Splat,
+    FloraCollidable,
+    FloraNoncollidable,
+    FloraRadialNear,
+    FloraRadialFar,
 }
 
 impl MapKind {
     pub fn name(self) -> &'static str {
         match self {
             MapKind::Height => "height",
+            MapKind::Splat => "splat",
+            MapKind::FloraCollidable => "flora_collidable",
+            MapKind::FloraNoncollidable => "flora_noncollidable",
+            MapKind::FloraRadialNear => "flora_radial_near",
+            MapKind::FloraRadialFar => "flora_radial_far",
+        }
+    }
+
+    /// The flora class index (`crate::plan::FLORA_CLASSES`) of a flora map.
+    fn flora_class(self) -> Option<usize> {
+        match self {
+            MapKind::FloraCollidable => Some(0),
+            MapKind::FloraNoncollidable => Some(1),
+            MapKind::FloraRadialNear => Some(2),
+            MapKind::FloraRadialFar => Some(3),
+            _ => None,
+        }
+    }
+
+    /// (channels, bits per sample) of the map's image.
+    fn image_shape(self) -> (u32, u8) {
+        match self {
+            MapKind::Height => (1, 16),
+            MapKind::Splat => (4, 8),
+            _ => (2, 16),
         }
     }
 }
@@ -330,6 +367,10 @@ impl CheckSummary {
 struct Baked {
     grid: Grid,
     heights: Vec<f32>,
+    /// The surface passes (CPU), when a map of the fixture needs them.
+    surface: Option<crate::surface::maps::SurfaceGrid>,
+    /// The splat channels: the first four shader families by id.
+    splat_families: Vec<i32>,
     seconds: f64,
 }
 
@@ -350,7 +391,25 @@ fn bake_fixture(dir: &Path, f: &Fixture, gpu: Option<&GpuContext>) -> Result<Bak
     let rows = post_count(z0, z1, f.spacing).with_context(|| format!("fixture `{}`: region z", f.name))?;
     let grid = Grid { x0, z0, spacing: f.spacing, cols, rows };
     let heights = heights_in_memory(&e, &grid, gpu)?;
-    Ok(Baked { grid, heights, seconds: start.elapsed().as_secs_f64() })
+    let (mut surface, mut splat_families) = (None, Vec::new());
+    if f.maps.iter().any(|m| m.map != MapKind::Height) {
+        let se = crate::surface::SurfaceEvaluator::new(&t, &opts, Default::default()).with_context(|| path.display().to_string())?;
+        splat_families = se
+            .plan
+            .affectors
+            .iter()
+            .filter_map(|a| match a.kind {
+                crate::plan::AFFECTOR_SHADER_CONSTANT => Some(a.index as i32),
+                crate::plan::AFFECTOR_SHADER_REPLACE => Some(a.operation),
+                _ => None,
+            })
+            .collect();
+        splat_families.sort_unstable();
+        splat_families.dedup();
+        splat_families.truncate(4);
+        surface = Some(crate::surface::maps::evaluate(&grid, &heights, &e, &se, Default::default()));
+    }
+    Ok(Baked { grid, heights, surface, splat_families, seconds: start.elapsed().as_secs_f64() })
 }
 
 /// The raster a map's bake gives, encoded like its golden. Heights need the golden's scale
@@ -358,7 +417,32 @@ fn bake_fixture(dir: &Path, f: &Fixture, gpu: Option<&GpuContext>) -> Result<Bak
 fn baked_raster(m: &MapGolden, b: &Baked) -> Option<Raster> {
     match m.map {
         MapKind::Height => Some(height_raster(&b.heights, b.grid.cols, b.grid.rows, m.height_scale?, m.height_offset?)),
+        kind => Some(surface_raster(kind, b)),
     }
+}
+
+/// A splat or flora map of the bake as image samples (row 0 = north).
+fn surface_raster(kind: MapKind, b: &Baked) -> Raster {
+    let s = b.surface.as_ref().expect("surface maps are evaluated when a fixture checks one");
+    let (channels, bits) = kind.image_shape();
+    let cols = b.grid.cols as usize;
+    let mut samples = Vec::with_capacity(s.results.len() * channels as usize);
+    for row in s.results.chunks_exact(cols).rev() {
+        for r in row {
+            match kind.flora_class() {
+                Some(class) => {
+                    let (id, p) = r.flora[class];
+                    samples.push(id.clamp(0, 65535));
+                    samples.push((f64::from(p) * 65535.0).round().clamp(0.0, 65535.0) as i32);
+                }
+                None => {
+                    let w = crate::surface::maps::splat_bytes(r, &b.splat_families);
+                    samples.extend((0..4).map(|k| i32::from(w.get(k).copied().unwrap_or(0))));
+                }
+            }
+        }
+    }
+    Raster { width: b.grid.cols, height: b.grid.rows, channels, bits, samples }
 }
 
 /// Read a map's golden image and check it against the manifest and the grid; `Err` says why
@@ -386,7 +470,12 @@ fn read_golden(dir: &Path, fixture: &str, m: &MapGolden, b: &Baked) -> Result<Ra
         ));
     }
     match m.map {
-        MapKind::Height => {
+        kind if kind != MapKind::Height => {
+            if (r.channels, r.bits) != kind.image_shape() {
+                return Err(format!("{} is not a {}-channel {}-bit {} image; {bless_hint} anew", path.display(), kind.image_shape().0, kind.image_shape().1, kind.name()));
+            }
+        }
+        _ => {
             if (r.channels, r.bits) != (1, 16) {
                 return Err(format!("{} is not a 16-bit greyscale height image", path.display()));
             }
@@ -560,6 +649,10 @@ fn bless_map(dir: &Path, fixture: &str, m: &mut MapGolden, b: &Baked, old: Optio
             m.height_scale = Some(scale);
             m.height_offset = Some(offset);
             o.lsb_metres = Some(scale);
+        }
+        kind => {
+            let r = surface_raster(kind, b);
+            image::write_raster_png(&path, &r).with_context(|| format!("cannot write {}", path.display()))?;
         }
     }
     m.file = Some(file);
