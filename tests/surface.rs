@@ -44,13 +44,13 @@ fn pimp_agreement_and_calibration() {
     }
 }
 
-/// The `smap` map (swg-trn §2.3 rule on our heights) against the file's SMAP in 4,000 random
-/// chunks per planet: ≥ 99.5 % agree (the target). Yavin4 measures 99.3–99.4 % here
-/// (the spec measured 99.68 %); its misses span 3.65–4.5 m, so they are not threshold
-/// noise — an open question (README, Surface maps), guarded at 99 %.
+/// The `smap` map (swg-trn §2.3 rule on our heights) against the file's SMAP in 20,000 random
+/// chunks per planet: ≥ 99.5 % agree (the target) on tatooine, naboo and mustafar.
+/// Yavin4 sits on the target: 99.49 % here (standard error 0.05 %; the spec measured
+/// 99.68 %), its misses mostly within 0.1 m of the 4 m cut — guarded at 99.4 % (README).
 #[test]
 fn smap_map_reproduces_the_baked_smap() {
-    for (name, floor) in [("tatooine", 0.995), ("naboo", 0.995), ("yavin4", 0.99), ("mustafar", 0.995)] {
+    for (name, floor) in [("tatooine", 0.995), ("naboo", 0.995), ("yavin4", 0.994), ("mustafar", 0.995)] {
         let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
         let t = Terrain::load(&p).unwrap();
         let (he, _) = evaluators(&t);
@@ -58,7 +58,7 @@ fn smap_map_reproduces_the_baked_smap() {
         let mut pick = CellPicker::new(7);
         let (mut chunks, mut agree) = (0usize, 0usize);
         let per_side = (t.header.map_width / 8.0) as u64;
-        for _ in 0..4000 {
+        for _ in 0..20000 {
             // One random chunk: its 3×3 tile-corner posts as a grid, through the map code.
             let (col, row) = (pick.below(per_side) as u32, pick.below(per_side) as u32);
             let grid = Grid { x0: -f64::from(half) + f64::from(col) * 8.0, z0: -f64::from(half) + f64::from(row) * 8.0, spacing: 4.0, cols: 3, rows: 3 };
