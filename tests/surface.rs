@@ -47,7 +47,7 @@ fn pimp_agreement_and_calibration() {
 /// The `smap` map (swg-trn §2.3 rule on our heights) against the file's SMAP in 20,000 random
 /// chunks per planet: ≥ 99.5 % agree (the target) on tatooine, naboo and mustafar.
 /// Yavin4 sits on the target: 99.49 % here (standard error 0.05 %; the spec measured
-/// 99.68 %), its misses mostly within 0.1 m of the 4 m cut — guarded at 99.4 % (README).
+/// 99.68 %), half its misses within 0.1 m of the 4 m cut — guarded at 99.4 % (README).
 #[test]
 fn smap_map_reproduces_the_baked_smap() {
     for (name, floor) in [("tatooine", 0.995), ("naboo", 0.995), ("yavin4", 0.994), ("mustafar", 0.995)] {
