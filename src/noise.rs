@@ -361,18 +361,31 @@ impl PerlinTables {
     }
 }
 
+/// The y half of [`noise2`] for one row of posts: lattice rows, fractions and the fade.
+struct RowY {
+    by0: usize,
+    by1: usize,
+    ry0: f32,
+    ry1: f32,
+    sy: f32,
+}
+
+impl RowY {
+    #[inline(always)]
+    fn new(y: f32) -> Self {
+        let fy = fast_floor(y);
+        let by0 = ((fy as i32).wrapping_add(4096) & 255) as usize;
+        let ry0 = y - fy;
+        RowY { by0, by1: (by0 + 1) & 255, ry0, ry1: ry0 - 1.0, sy: s_curve(ry0) }
+    }
+}
+
 /// One octave of [`Fractal::value_row`]: noise2(xx[l]·fm, y) for every lane, folded into
 /// `acc[l]` by the combination rule `RULE` (a const so the lane loop has no rule branch).
 /// The per-lane f32 operations are exactly those of [`noise2`] and [`Fractal::value`].
 #[inline(always)]
 fn octave_row<const RULE: i32>(tables: &PerlinTables, xx: &[f32], fm: f32, y: f32, am: f32, acc: &mut [f32]) {
-    // Row constants: the y half of noise2.
-    let fy = fast_floor(y);
-    let by0 = ((fy as i32).wrapping_add(4096) & 255) as usize;
-    let by1 = (by0 + 1) & 255;
-    let ry0 = y - fy;
-    let ry1 = ry0 - 1.0;
-    let sy = s_curve(ry0);
+    let RowY { by0, by1, ry0, ry1, sy } = RowY::new(y);
     let mut cached_bx0 = usize::MAX;
     let mut c = tables.cell(0, by0, by1);
     for (x_base, a) in xx.iter().zip(acc.iter_mut()) {
@@ -413,12 +426,7 @@ fn octave_row<const RULE: i32>(tables: &PerlinTables, xx: &[f32], fm: f32, y: f3
 fn octave_row_sse2<const RULE: i32>(tables: &PerlinTables, xx: &[f32], fm: f32, y: f32, am: f32, acc: &mut [f32]) {
     use std::arch::x86_64::*;
     assert_eq!(xx.len(), acc.len());
-    let fy = fast_floor(y);
-    let by0 = ((fy as i32).wrapping_add(4096) & 255) as usize;
-    let by1 = (by0 + 1) & 255;
-    let ry0 = y - fy;
-    let ry1 = ry0 - 1.0;
-    let sy = s_curve(ry0);
+    let RowY { by0, by1, ry0, ry1, sy } = RowY::new(y);
     let quads = xx.len() / 4;
     // SAFETY: SSE2 is always present on x86-64; every load/store below is of lanes
     // 4k..4k+4 with k < quads, inside both slices.
