@@ -53,6 +53,7 @@ const AFFECTOR_COLOR_RAMP_HEIGHT: u32 = 18u;
 const AFFECTOR_COLOR_RAMP_FRACTAL: u32 = 19u;
 const AFFECTOR_EXCLUDE: u32 = 20u;
 const AFFECTOR_PASSABLE: u32 = 21u;
+const AFFECTOR_ROAD_SHADER: u32 = 22u;
 
 // ---- Records ---------------------------------------------------------------------------
 

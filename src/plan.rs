@@ -121,6 +121,10 @@ pub const AFFECTOR_COLOR_RAMP_FRACTAL: u32 = 19;
 pub const AFFECTOR_EXCLUDE: u32 = 20;
 /// APAS: `operation` = the passable byte, `value` = feather threshold.
 pub const AFFECTOR_PASSABLE: u32 = 21;
+/// The shader part of AROA/ARIV/ARIB (swg-trn §5.12 step 5): `index` = road record (with the
+/// shader feather), `operation` = shader family (road, river bank, ribbon terrain); rivers
+/// also put their bottom family in `_pad` and half their water width in `value`.
+pub const AFFECTOR_ROAD_SHADER: u32 = 22;
 /// Flora affector flags (`operation`): flagA "add" and flagB "remove all" (swg-trn §5.9).
 pub const FLORA_ADD: i32 = 1;
 pub const FLORA_REMOVE_ALL: i32 = 2;
@@ -330,7 +334,10 @@ fn is_pass_affector(kind: &RuleKind, pass: Pass, opts: &HeightOptions) -> bool {
             | RuleKind::ColorRampHeight(_)
             | RuleKind::ColorRampFractal(_)
             | RuleKind::Exclude(_)
-            | RuleKind::Passable(_),
+            | RuleKind::Passable(_)
+            | RuleKind::Road(_)
+            | RuleKind::River(_)
+            | RuleKind::Ribbon(_),
         ) => true,
         _ => false,
     }
@@ -779,6 +786,24 @@ impl Builder<'_> {
                 a.operation = c.operation;
                 a.index = self.ramp(&c.ramp, layer)?;
                 a._pad = self.fractal(c.family_id);
+            }
+            RuleKind::Road(r) => {
+                a.kind = AFFECTOR_ROAD_SHADER;
+                a.operation = r.family_id;
+                a.index = self.road(&r.points, &r.segments, None, r.width, r.shader_feather_type, r.shader_feather_amount, 0.0);
+            }
+            RuleKind::River(r) => {
+                a.kind = AFFECTOR_ROAD_SHADER;
+                a.operation = r.bank_family_id;
+                a._pad = r.bottom_family_id as u32;
+                a.value = r.water_width * 0.5;
+                a.index = self.road(&r.points, &r.segments, None, r.width, r.feather_type, r.feather_amount, 0.0);
+            }
+            RuleKind::Ribbon(r) => {
+                a.kind = AFFECTOR_ROAD_SHADER;
+                a.operation = r.terrain_family_id;
+                let points: Vec<crate::trn::codec::Point2> = r.points.iter().map(|p| crate::trn::codec::Point2 { x: p.a, z: p.b }).collect();
+                a.index = self.road(&points, &[], None, r.width, r.terrain_feather_type, r.terrain_feather_amount, 0.0);
             }
             RuleKind::Exclude(_) => a.kind = AFFECTOR_EXCLUDE,
             RuleKind::Passable(p) => {

@@ -46,13 +46,25 @@ pub fn nearest_on_segment(ax: f32, az: f32, bx: f32, bz: f32, x: f32, z: f32) ->
     (px * px + pz * pz, u)
 }
 
-/// Road/river height (swg-trn §5.12 recommended model, [I]): distance to the control
-/// polyline, the profile height of the nearest segment's HDTA samples (or the fixed heights),
-/// a feathered blend within half the width.
-pub fn height_road(plan: &BakePlan, r: &RoadRecord, h: f32, t: f32, x: f32, z: f32) -> f32 {
+/// Where a point lies relative to a road's control polyline (swg-trn §5.12): the distance,
+/// the nearest control segment, the projection parameter on it and the feathered weight.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RoadHit {
+    pub distance: f32,
+    pub segment: usize,
+    pub t: f32,
+    /// 1 within (1 − a)·halfWidth of the centreline, then the feather function of
+    /// (halfWidth − d)/(a·halfWidth) (the recommended model's step 3).
+    pub weight: f32,
+}
+
+/// The road's [`RoadHit`] at (x, z), or `None` outside half its width (or for a road with
+/// fewer than two control points). Shared by the height model and the shader parts of roads,
+/// rivers and ribbons.
+pub fn road_hit(plan: &BakePlan, r: &RoadRecord, x: f32, z: f32) -> Option<RoadHit> {
     let pts = &plan.points[r.point_start as usize..(r.point_start + r.point_count) as usize];
     if pts.len() < 2 {
-        return h;
+        return None;
     }
     // 1. Nearest control segment and the projection parameter on it.
     let mut best_d2 = f32::MAX;
@@ -70,8 +82,19 @@ pub fn height_road(plan: &BakePlan, r: &RoadRecord, h: f32, t: f32, x: f32, z: f
     let d = best_d2.sqrt();
     let hw = r.half_width;
     if d >= hw {
-        return h;
+        return None;
     }
+    let a = r.feather_amount;
+    let weight = if d <= (1.0 - a) * hw { 1.0 } else { feather(r.feather_type, ((hw - d) / (a * hw)).clamp(0.0, 1.0)) };
+    Some(RoadHit { distance: d, segment: best_seg, t: best_t, weight })
+}
+
+/// Road/river height (swg-trn §5.12 recommended model, [I]): distance to the control
+/// polyline, the profile height of the nearest segment's HDTA samples (or the fixed heights),
+/// a feathered blend within half the width.
+pub fn height_road(plan: &BakePlan, r: &RoadRecord, h: f32, t: f32, x: f32, z: f32) -> f32 {
+    let Some(hit) = road_hit(plan, r, x, z) else { return h };
+    let (best_seg, best_t) = (hit.segment, hit.t);
     // 2. Road height at the projection.
     let road_h = if r.fixed_heights != 0 {
         let hs = &plan.road_heights[r.heights_start as usize..];
@@ -95,11 +118,8 @@ pub fn height_road(plan: &BakePlan, r: &RoadRecord, h: f32, t: f32, x: f32, z: f
             }
         }
     } - r.depth;
-    // 3. Feathered weight.
-    let a = r.feather_amount;
-    let u = if d <= (1.0 - a) * hw { 1.0 } else { feather(r.feather_type, ((hw - d) / (a * hw)).clamp(0.0, 1.0)) };
-    // 4. Blend.
-    h + (road_h - h) * u * t
+    // 3.–4. Feathered weight (road_hit), blend.
+    h + (road_h - h) * hit.weight * t
 }
 
 /// Apply one height affector with amount `t` > 0.

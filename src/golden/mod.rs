@@ -94,8 +94,8 @@ fn default_tolerance() -> u64 {
 ///
 /// - `height`: 16-bit grey, the bake's height PNG encoding (scale/offset in the manifest).
 /// - `splat`: 8-bit RGBA, the splat weights of the fixture's first four shader families by
-///   id (ASCN families and ASRP destinations), as `bake`'s `splat_0.png` when those are all
-///   its families.
+///   id (ASCN families, ASRP destinations, road/river/ribbon shader families), as `bake`'s
+///   `splat_0.png` when those are all its families.
 /// - `flora_<class>`: 16-bit grey + alpha per post: the most likely family id of the class,
 ///   and its placement probability (0..65535 = 0..1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -398,10 +398,12 @@ fn bake_fixture(dir: &Path, f: &Fixture, gpu: Option<&GpuContext>) -> Result<Bak
             .plan
             .affectors
             .iter()
-            .filter_map(|a| match a.kind {
-                crate::plan::AFFECTOR_SHADER_CONSTANT => Some(a.index as i32),
-                crate::plan::AFFECTOR_SHADER_REPLACE => Some(a.operation),
-                _ => None,
+            .flat_map(|a| match a.kind {
+                crate::plan::AFFECTOR_SHADER_CONSTANT => vec![a.index as i32],
+                crate::plan::AFFECTOR_SHADER_REPLACE => vec![a.operation],
+                crate::plan::AFFECTOR_ROAD_SHADER if a._pad != 0 => vec![a.operation, a._pad as i32],
+                crate::plan::AFFECTOR_ROAD_SHADER => vec![a.operation],
+                _ => Vec::new(),
             })
             .collect();
         splat_families.sort_unstable();

@@ -27,7 +27,7 @@ pub fn default_maps(t: &Terrain, surface: &SurfaceEvaluator) -> Vec<String> {
     let kinds: Vec<u32> = surface.plan.affectors.iter().map(|a| a.kind).collect();
     let has = |ks: &[u32]| kinds.iter().any(|k| ks.contains(k));
     let mut maps = vec!["height", "normals"];
-    if has(&[AFFECTOR_SHADER_CONSTANT, AFFECTOR_SHADER_REPLACE]) {
+    if has(&[AFFECTOR_SHADER_CONSTANT, AFFECTOR_SHADER_REPLACE, AFFECTOR_ROAD_SHADER]) {
         maps.push("splat");
     }
     if kinds.iter().any(|k| (AFFECTOR_FLORA_BASE..AFFECTOR_FLORA_BASE + 4).contains(k)) {

@@ -6,13 +6,13 @@
 pub mod maps;
 pub mod normals;
 
-use crate::eval::affector::height_operation;
+use crate::eval::affector::{height_operation, road_hit};
 use crate::eval::feather::feathered_range;
 use crate::eval::filter::filter_value_height_pass;
 use crate::eval::{walk_point, PassState};
 use crate::plan::{
     AffectorRecord, BakePlan, FilterRecord, HeightOptions, PlanError, TileList, AFFECTOR_COLOR_CONSTANT, AFFECTOR_COLOR_RAMP_FRACTAL,
-    AFFECTOR_COLOR_RAMP_HEIGHT, AFFECTOR_ENVIRONMENT, AFFECTOR_EXCLUDE, AFFECTOR_FLORA_BASE, AFFECTOR_PASSABLE, AFFECTOR_SHADER_CONSTANT,
+    AFFECTOR_COLOR_RAMP_HEIGHT, AFFECTOR_ENVIRONMENT, AFFECTOR_EXCLUDE, AFFECTOR_FLORA_BASE, AFFECTOR_PASSABLE, AFFECTOR_ROAD_SHADER, AFFECTOR_SHADER_CONSTANT,
     AFFECTOR_SHADER_REPLACE, FILTER_DIRECTION, FILTER_SHADER, FILTER_SLOPE, FLORA_ADD, FLORA_REMOVE_ALL,
 };
 use crate::trn::Terrain;
@@ -255,6 +255,19 @@ impl PassState for LaterPass<'_> {
                 };
                 for (channel, v) in r.color.iter_mut().zip(c) {
                     *channel = height_operation(a.operation, *channel, f32::from(v) / 255.0, t);
+                }
+            }
+            AFFECTOR_ROAD_SHADER => {
+                // swg-trn §5.12 step 5 (applied in the later pass, §5.2 step 4): the road's
+                // (river bank's, ribbon's) shader family with the shader feather; a river's
+                // bottom family inside half its water width.
+                let Some(road) = plan.roads.get(a.index as usize) else { return };
+                let Some(hit) = road_hit(plan, road, x, z) else { return };
+                let w = hit.weight * t;
+                if w > 0.0 {
+                    let family = if a._pad != 0 && hit.distance <= a.value { a._pad as i32 } else { a.operation };
+                    r.shader.family = family;
+                    r.shader.over(family, w);
                 }
             }
             AFFECTOR_EXCLUDE => r.excluded = true,
