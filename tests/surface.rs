@@ -130,3 +130,39 @@ fn demo_bake_writes_surface_maps() {
     assert!(listed.contains(&"preview.png") && listed.contains(&"flora_legend.json"), "{listed:?}");
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// `--maps flora_families,scatter`: per-family probability maps, and a deterministic scatter
+/// whose instance count per family matches the summed probabilities.
+#[test]
+fn flora_family_maps_and_scatter_follow_the_probabilities() {
+    let out = std::env::temp_dir().join(format!("trnbake-test-{}-scatter", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let run = |dir: &std::path::Path| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_trnbake"))
+            .args(["bake", "--backend", "cpu", "--spacing", "16", "--maps", "flora,flora_families,scatter", "-q", "-o"])
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    run(&out);
+    let (info, probs) = read_png(&out.join("flora_collidable_family_1.png"));
+    assert_eq!((info.width, info.height, info.bit_depth), (257, 257, png::BitDepth::Sixteen));
+    let expected: f64 = probs.chunks(2).map(|v| f64::from(u16::from_be_bytes([v[0], v[1]])) / 65535.0).sum();
+    let csv = std::fs::read_to_string(out.join("flora_collidable_points.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("x,z,height,family_id"));
+    let points: Vec<Vec<f64>> = lines.map(|l| l.split(',').map(|v| v.parse().unwrap()).collect()).collect();
+    let of_1 = points.iter().filter(|p| p[3] == 1.0).count() as f64;
+    // A sum of independent Bernoulli draws: within 5 standard deviations of its mean.
+    let sd = expected.sqrt().max(1.0);
+    assert!((of_1 - expected).abs() < 5.0 * sd, "family 1: {of_1} instances, expected {expected:.1} ± {sd:.1}");
+    assert!(points.iter().all(|p| p[0].abs() <= 2048.0 && p[1].abs() <= 2048.0), "instances stay on the map");
+    // Deterministic: a second bake scatters the same instances.
+    let again = out.with_extension("again");
+    let _ = std::fs::remove_dir_all(&again);
+    run(&again);
+    assert_eq!(csv, std::fs::read_to_string(again.join("flora_collidable_points.csv")).unwrap());
+    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::remove_dir_all(&again).unwrap();
+}

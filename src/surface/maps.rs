@@ -17,8 +17,11 @@ use std::path::Path;
 
 const CHANNELS: [&str; 4] = ["r", "g", "b", "a"];
 
-/// Every map `bake --maps` knows, in the order they are written.
-pub const MAP_NAMES: [&str; 10] = ["height", "normals", "splat", "flora", "water", "env", "color", "exclude", "smap", "preview"];
+/// Every map `bake --maps` knows, in the order they are written. `flora_families` (a
+/// probability map per flora family) and `scatter` (instance points) are only written when
+/// named.
+pub const MAP_NAMES: [&str; 12] =
+    ["height", "normals", "splat", "flora", "flora_families", "scatter", "water", "env", "color", "exclude", "smap", "preview"];
 
 /// The maps the file uses (the default of `bake --maps`): height and normals always, the
 /// preview always, and each other map when some rule or table feeds it.
@@ -306,6 +309,15 @@ pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceE
             &serde_json::json!({ "classes": legend, "density_png": "placement probability of the most likely family, 0..65535 = 0..1 (swg-trn §5.9 stack reading)" }),
         )?);
     }
+    if want("flora_families") || want("scatter") {
+        let probs = flora_probabilities(s, inp.heights, se);
+        if want("flora_families") {
+            files.extend(write_flora_family_maps(outdir, &pg, &probs)?);
+        }
+        if want("scatter") {
+            files.extend(write_scatter(outdir, s, &probs, inp.height_evaluator, se.plan.half_width)?);
+        }
+    }
     let water = WaterTables::new(inp.terrain);
     let water_levels: Vec<Option<f32>> = if want("water") || want("preview") {
         (0..n).into_par_iter().map(|i| {
@@ -365,6 +377,100 @@ pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceE
         files.push(write_png8(&outdir.join("preview.png"), cols, rows, 3, &bytes).context("cannot write preview.png")?);
     }
     let _ = se;
+    Ok(files)
+}
+
+/// Every family's placement probability per post and flora class (swg-trn §5.9 stack
+/// reading), re-walking the later pass: `[post][class] → [(family, probability)]`.
+fn flora_probabilities(s: &SurfaceGrid, heights: &[f32], se: &SurfaceEvaluator) -> Vec<[Vec<(i32, f32)>; 4]> {
+    let g = &s.grid;
+    let cols = g.cols as usize;
+    let rows: Vec<Vec<[Vec<(i32, f32)>; 4]>> = (0..g.rows)
+        .into_par_iter()
+        .map(|r| {
+            let tile = se.tile(g.area(0, r, g.cols - 1, r));
+            (0..g.cols)
+                .map(|c| {
+                    let (x, z) = g.post(c, r);
+                    let i = r as usize * cols + c as usize;
+                    let res = se.at_with(&tile, x, z, Ground { height: heights[i], normal: s.normals[i] });
+                    std::array::from_fn(|k| res.flora[k].probabilities())
+                })
+                .collect()
+        })
+        .collect();
+    rows.into_iter().flatten().collect()
+}
+
+/// `flora_<class>_family_<id>.png`: each family's placement probability (16-bit, 0..65535 =
+/// 0..1), for every family that can be placed somewhere in the grid.
+fn write_flora_family_maps(outdir: &Path, pg: &PostGrid, probs: &[[Vec<(i32, f32)>; 4]]) -> anyhow::Result<Vec<WrittenFile>> {
+    let mut files = Vec::new();
+    for (class, name) in FLORA_CLASSES.iter().enumerate() {
+        let mut families: Vec<i32> = probs.iter().flat_map(|p| p[class].iter().map(|e| e.0)).collect();
+        families.sort_unstable();
+        families.dedup();
+        for f in families {
+            let map: Vec<f32> = probs.iter().map(|p| p[class].iter().find(|e| e.0 == f).map_or(0.0, |e| e.1)).collect();
+            files.push(export::write_png16(&outdir.join(format!("flora_{name}_family_{f}.png")), pg, &map, 1.0 / 65535.0, 0.0)?);
+        }
+    }
+    Ok(files)
+}
+
+/// A uniform number in [0, 1) from a post's global indices and a stream (SplitMix64), so a
+/// post scatters the same way whichever grid or tile holds it.
+fn post_random(gc: i64, gr: i64, stream: u64) -> f64 {
+    let mut z = (gc as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (gr as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F) ^ stream.wrapping_mul(0x1656_67B1_9E37_79F9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// `flora_<class>_points.csv` (`x,z,height,family_id`): a deterministic scatter from the
+/// probabilities — each post's cell (one spacing wide, centred on the post) holds at most one
+/// instance, of family k with probability P(k), at a jittered position in the cell, with the
+/// exact ground height there. Not the original client's placement (swg-trn §5.9: its seeds
+/// are not public), but the same densities.
+fn write_scatter(outdir: &Path, s: &SurfaceGrid, probs: &[[Vec<(i32, f32)>; 4]], he: &HeightEvaluator, half: f32) -> anyhow::Result<Vec<WrittenFile>> {
+    let g = &s.grid;
+    let cols = g.cols as usize;
+    let gc0 = ((g.x0 + f64::from(half)) / g.spacing).round() as i64;
+    let gr0 = ((g.z0 + f64::from(half)) / g.spacing).round() as i64;
+    let mut files = Vec::new();
+    for (class, name) in FLORA_CLASSES.iter().enumerate() {
+        let points: Vec<(f32, f32, i32)> = (0..probs.len())
+            .into_par_iter()
+            .filter_map(|i| {
+                let (c, r) = ((i % cols) as i64, (i / cols) as i64);
+                let (gc, gr) = (gc0 + c, gr0 + r);
+                let stream = class as u64 * 3;
+                let u = post_random(gc, gr, stream);
+                let mut acc = 0.0f64;
+                let family = probs[i][class].iter().find(|e| {
+                    acc += f64::from(e.1);
+                    u < acc
+                })?;
+                let (x, z) = g.post(c as u32, r as u32);
+                let jx = (post_random(gc, gr, stream + 1) - 0.5) * g.spacing;
+                let jz = (post_random(gc, gr, stream + 2) - 0.5) * g.spacing;
+                let inside = |v: f32| v.clamp(-half, half);
+                Some((inside(x + jx as f32), inside(z + jz as f32), family.0))
+            })
+            .collect();
+        let heights = he.heights_at(&points.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>());
+        let path = outdir.join(format!("flora_{name}_points.csv"));
+        crate::fsutil::write_atomic_with(&path, |w| {
+            use std::io::Write;
+            writeln!(w, "x,z,height,family_id")?;
+            for (p, h) in points.iter().zip(&heights) {
+                writeln!(w, "{:.3},{:.3},{:.4},{}", p.0, p.1, h, p.2)?;
+            }
+            Ok(())
+        })?;
+        files.push(WrittenFile::describe(&path, "csv", None, None)?);
+    }
     Ok(files)
 }
 
