@@ -92,21 +92,38 @@ pub fn run_standard(t: &crate::trn::Terrain, e: &HeightEvaluator, repeat: usize,
     Ok(cases)
 }
 
-/// The surface passes over the full map at 8 m (CPU backend; there is no GPU surface pass
-/// yet): normals and both traversals from a finished height grid, timed separately from the
-/// heights they start from.
+/// The surface passes over the full map at 8 m, each timed on its own (CPU backend; there is
+/// no GPU surface pass yet): normals from the finished heights, the shader pass, and the
+/// later (flora, environment, colour, exclude, passable) pass.
 pub fn run_surface(t: &crate::trn::Terrain, e: &HeightEvaluator, s: &crate::surface::SurfaceEvaluator) -> Vec<BenchCase> {
+    use crate::surface::maps::{grid_normals, surface_results, PassSelection};
     let half = f64::from(t.header.map_width) / 2.0;
     let n = (2.0 * half / 8.0) as u32 + 1;
     let grid = square_grid(-half, -half, 8.0, n);
     let mut heights = vec![0.0f32; n as usize * n as usize];
     cpu_grid(e, &grid, 256, &mut heights);
-    let t0 = Instant::now();
-    let maps = crate::surface::maps::evaluate(&grid, &heights, e, s, crate::surface::normals::NormalMethod::Faces);
-    let seconds = t0.elapsed().as_secs_f64();
-    drop(maps);
     let posts = u64::from(n) * u64::from(n);
-    vec![BenchCase { name: format!("surface passes, full map at 8 m ({n}²)"), backend: "cpu".into(), posts, seconds, posts_per_second: posts as f64 / seconds }]
+    let case = |name: &str, seconds: f64| BenchCase {
+        name: format!("{name}, full map at 8 m ({n}²)"),
+        backend: "cpu".into(),
+        posts,
+        seconds,
+        posts_per_second: posts as f64 / seconds,
+    };
+    let t0 = Instant::now();
+    let normals = grid_normals(&grid, &heights, e, s.plan.half_width, crate::surface::normals::NormalMethod::Faces);
+    let normals_s = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    drop(surface_results(&grid, &heights, &normals, s, PassSelection::Shader));
+    let shader_s = t1.elapsed().as_secs_f64();
+    let t2 = Instant::now();
+    drop(surface_results(&grid, &heights, &normals, s, PassSelection::Both));
+    let both_s = t2.elapsed().as_secs_f64();
+    vec![
+        case("normals", normals_s),
+        case("shader pass", shader_s),
+        case("flora/env/colour pass", (both_s - shader_s).max(1e-9)),
+    ]
 }
 
 /// One writer measured by [`run_export`].

@@ -2,6 +2,12 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Mesa's Vulkan drivers print "XDG_RUNTIME_DIR is invalid or not set" on every adapter
+    // probe when it is unset (containers, CI). Point it at the temp folder first, while the
+    // process is still single-threaded, so `--backend auto` stays quiet.
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
+    }
     let cli = trnbake::cli::Cli::parse();
     let level = if cli.quiet { "error" } else { "warn" };
     tracing_subscriber::fmt()

@@ -91,9 +91,16 @@ pub struct SurfaceGrid {
 const BLOCK: u32 = 128;
 
 /// Evaluate normals and both surface passes at every post of `grid`, given its finished
-/// `heights` (row-major from the south). The normals of edge posts use heights one post
-/// outside the grid, evaluated exactly (the 1-post apron).
+/// `heights` (row-major from the south).
 pub fn evaluate(grid: &Grid, heights: &[f32], he: &HeightEvaluator, se: &SurfaceEvaluator, method: NormalMethod) -> SurfaceGrid {
+    let normals = grid_normals(grid, heights, he, se.plan.half_width, method);
+    let results = surface_results(grid, heights, &normals, se, PassSelection::Both);
+    SurfaceGrid { grid: *grid, normals, results }
+}
+
+/// The unit normal of every post (swg-trn §5.2 step 2). Edge posts use heights one post
+/// outside the grid, evaluated exactly (the 1-post apron).
+pub fn grid_normals(grid: &Grid, heights: &[f32], he: &HeightEvaluator, half_width: f32, method: NormalMethod) -> Vec<[f32; 3]> {
     let (cols, rows) = (grid.cols as usize, grid.rows as usize);
     assert_eq!(heights.len(), cols * rows);
     // The apron ring, from the height pass.
@@ -122,10 +129,10 @@ pub fn evaluate(grid: &Grid, heights: &[f32], he: &HeightEvaluator, se: &Surface
         }
     };
     // Global post indices fix the quad diagonals (swg-trn §5.1): count from the map's edge.
-    let half = f64::from(se.plan.half_width);
+    let half = f64::from(half_width);
     let gc0 = ((grid.x0 + half) / grid.spacing).round() as i64;
     let gr0 = ((grid.z0 + half) / grid.spacing).round() as i64;
-    let normals: Vec<[f32; 3]> = (0..rows * cols)
+    (0..rows * cols)
         .into_par_iter()
         .with_min_len(1024)
         .map(|i| {
@@ -138,8 +145,23 @@ pub fn evaluate(grid: &Grid, heights: &[f32], he: &HeightEvaluator, se: &Surface
             }
             post_normal(method, &h, grid.spacing as f32, gc0 + c, gr0 + r)
         })
-        .collect();
-    let mut results = vec![PostSurface::default(); cols * rows];
+        .collect()
+}
+
+/// Which traversals [`surface_results`] runs (the benchmark times them apart).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassSelection {
+    /// The shader pass only (swg-trn §5.2 step 3).
+    Shader,
+    /// The shader pass, then the flora / environment / colour / exclude / passable pass.
+    Both,
+}
+
+/// Both surface passes (or the shader pass alone) at every post, in parallel blocks with
+/// their own culled layer lists.
+pub fn surface_results(grid: &Grid, heights: &[f32], normals: &[[f32; 3]], se: &SurfaceEvaluator, passes: PassSelection) -> Vec<PostSurface> {
+    let cols = grid.cols as usize;
+    let mut results = vec![PostSurface::default(); cols * grid.rows as usize];
     let blocks: Vec<(u32, u32)> = (0..grid.rows).step_by(BLOCK as usize).flat_map(|r| (0..grid.cols).step_by(BLOCK as usize).map(move |c| (c, r))).collect();
     let computed: Vec<((u32, u32), Vec<PostSurface>)> = blocks
         .par_iter()
@@ -151,7 +173,14 @@ pub fn evaluate(grid: &Grid, heights: &[f32], he: &HeightEvaluator, se: &Surface
                 for c in c0..=c1 {
                     let (x, z) = grid.post(c, r);
                     let i = r as usize * cols + c as usize;
-                    out.push(se.at_with(&tile, x, z, Ground { height: heights[i], normal: normals[i] }).into());
+                    let ground = Ground { height: heights[i], normal: normals[i] };
+                    out.push(match passes {
+                        PassSelection::Both => se.at_with(&tile, x, z, ground).into(),
+                        PassSelection::Shader => {
+                            let s = se.shader_at_with(&tile, x, z, ground);
+                            PostSurface { shader: s.family, splat: s.splat, ..Default::default() }
+                        }
+                    });
                 }
             }
             ((c0, r0), out)
@@ -164,7 +193,7 @@ pub fn evaluate(grid: &Grid, heights: &[f32], he: &HeightEvaluator, se: &Surface
             results[(r0 as usize + dr) * cols + c0 as usize + dc] = res;
         }
     }
-    SurfaceGrid { grid: *grid, normals, results }
+    results
 }
 
 /// Write an 8-bit PNG of `channels` (1 = grey, 3 = RGB, 4 = RGBA) from row-major-from-south

@@ -305,12 +305,18 @@ impl SurfaceEvaluator {
         self.at_with(&self.everywhere, x, z, ground)
     }
 
+    /// The shader pass alone at one post (swg-trn §5.2 step 3), walking `tile`.
+    pub fn shader_at_with(&self, tile: &TileList, x: f32, z: f32, ground: Ground) -> ShaderResult {
+        let mut shader = ShaderPass { ground, opts: &self.opts, result: ShaderResult::default() };
+        walk_point(&self.plan, tile, x, z, &mut shader);
+        shader.result
+    }
+
     /// Both surface passes at one post, walking `tile` (culled for an area holding the post):
     /// the shader pass first, then the later pass that sees its final shader (§5.2).
     pub fn at_with(&self, tile: &TileList, x: f32, z: f32, ground: Ground) -> SurfaceResult {
-        let mut shader = ShaderPass { ground, opts: &self.opts, result: ShaderResult::default() };
-        walk_point(&self.plan, tile, x, z, &mut shader);
-        let mut later = LaterPass { ground, opts: &self.opts, result: SurfaceResult { shader: shader.result, ..Default::default() } };
+        let shader = self.shader_at_with(tile, x, z, ground);
+        let mut later = LaterPass { ground, opts: &self.opts, result: SurfaceResult { shader, ..Default::default() } };
         walk_point(&self.plan, tile, x, z, &mut later);
         later.result
     }
