@@ -843,19 +843,17 @@ mod tests {
         assert_eq!(f.value(123.0, 456.0), 0.0);
     }
 
+    /// Tatooine family 1 with another rule, bias 0.3 / gain 0.7 switched as given, and octaves.
+    fn variant(rule: i32, use_bias: bool, use_gain: bool, octaves: i32) -> FractalParams {
+        FractalParams { combination_rule: rule, use_bias, bias: 0.3, use_gain, gain: 0.7, octaves, ..tatooine_family_1().params }
+    }
+
     #[test]
     fn all_rules_bias_gain_stay_in_unit_range() {
-        let mut p = tatooine_family_1().params;
         for rule in 0..=5 {
             for (use_bias, use_gain) in [(false, false), (true, false), (false, true), (true, true)]
             {
-                p.combination_rule = rule;
-                p.use_bias = use_bias;
-                p.bias = 0.3;
-                p.use_gain = use_gain;
-                p.gain = 0.7;
-                p.octaves = 4;
-                let f = Fractal::new(p);
+                let f = Fractal::new(variant(rule, use_bias, use_gain, 4));
                 for k in 0..2000 {
                     let x = (k as f32) * 37.77 - 30000.0;
                     let z = (k as f32) * -13.1 + 9000.0;
@@ -878,12 +876,7 @@ mod tests {
         for rule in 0..=6 {
             for (use_bias, use_gain) in [(false, false), (true, true)] {
                 for (freq, spacing) in [(0.01f32, 2.0f32), (0.37, 1.0), (0.0007, 16.0), (1.3, 0.25)] {
-                    p.combination_rule = rule;
-                    p.use_bias = use_bias;
-                    p.bias = 0.3;
-                    p.use_gain = use_gain;
-                    p.gain = 0.7;
-                    p.octaves = 3;
+                    p = variant(rule, use_bias, use_gain, 3);
                     p.frequency_x = freq;
                     p.frequency_z = freq * 0.7;
                     p.offset_x = 12.5;
