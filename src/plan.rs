@@ -138,7 +138,13 @@ pub const FLORA_CLASSES: [&str; 4] = ["collidable", "noncollidable", "radial_nea
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pass {
     Height,
+    /// Every surface affector (what a bake's surface maps can use).
     Surface,
+    /// The shader pass alone (ASCN, ASRP: swg-trn §5.2 step 3).
+    Shader,
+    /// The later pass alone (flora, environment, colour, exclude, passable and the shader
+    /// parts of roads, rivers and ribbons: §5.2 step 4).
+    Later,
 }
 
 /// Keep in sync with `AffectorRecord` in kernels/records.wgsl.
@@ -321,11 +327,10 @@ fn is_pass_affector(kind: &RuleKind, pass: Pass, opts: &HeightOptions) -> bool {
     match (pass, kind) {
         (Pass::Height, RuleKind::HeightConstant(_) | RuleKind::HeightFractal(_) | RuleKind::HeightTerrace(_)) => true,
         (Pass::Height, RuleKind::Road(_) | RuleKind::River(_)) => opts.roads,
+        (Pass::Surface | Pass::Shader, RuleKind::ShaderConstant(_) | RuleKind::ShaderReplace(_)) => true,
         (
-            Pass::Surface,
-            RuleKind::ShaderConstant(_)
-            | RuleKind::ShaderReplace(_)
-            | RuleKind::FloraCollidable(_)
+            Pass::Surface | Pass::Later,
+            RuleKind::FloraCollidable(_)
             | RuleKind::FloraNonCollidable(_)
             | RuleKind::FloraRadialNear(_)
             | RuleKind::FloraRadialFar(_)
@@ -370,7 +375,9 @@ impl BakePlan {
         Self::for_pass(terrain, opts, Pass::Surface)
     }
 
-    fn for_pass(terrain: &Terrain, opts: &HeightOptions, pass: Pass) -> Result<BakePlan, PlanError> {
+    /// Flatten one pass of `terrain`: layers whose subtrees hold none of the pass's affectors
+    /// are pruned (exact: filters and boundaries have no side effects).
+    pub fn for_pass(terrain: &Terrain, opts: &HeightOptions, pass: Pass) -> Result<BakePlan, PlanError> {
         let mut b = Builder {
             terrain,
             opts,

@@ -13,7 +13,7 @@ use crate::eval::{walk_point, PassState};
 use crate::plan::{
     AffectorRecord, BakePlan, FilterRecord, HeightOptions, PlanError, TileList, AFFECTOR_COLOR_CONSTANT, AFFECTOR_COLOR_RAMP_FRACTAL,
     AFFECTOR_COLOR_RAMP_HEIGHT, AFFECTOR_ENVIRONMENT, AFFECTOR_EXCLUDE, AFFECTOR_FLORA_BASE, AFFECTOR_PASSABLE, AFFECTOR_ROAD_SHADER, AFFECTOR_SHADER_CONSTANT,
-    AFFECTOR_SHADER_REPLACE, FILTER_DIRECTION, FILTER_SHADER, FILTER_SLOPE, FLORA_ADD, FLORA_REMOVE_ALL,
+    AFFECTOR_SHADER_REPLACE, FILTER_DIRECTION, Pass, FILTER_SHADER, FILTER_SLOPE, FLORA_ADD, FLORA_REMOVE_ALL,
 };
 use crate::trn::Terrain;
 
@@ -283,21 +283,35 @@ impl PassState for LaterPass<'_> {
 
 /// The surface passes of one terrain.
 pub struct SurfaceEvaluator {
+    /// Every surface affector, for what the maps need to know about the file.
     pub plan: BakePlan,
+    /// The shader pass's and the later pass's own plans: each walk skips the layers that
+    /// hold none of its affectors.
+    pub shader_plan: BakePlan,
+    pub later_plan: BakePlan,
     pub opts: SurfaceOptions,
-    everywhere: TileList,
+    everywhere: SurfaceTiles,
+}
+
+/// The culled programs of one area for both surface walks.
+pub struct SurfaceTiles {
+    pub shader: TileList,
+    pub later: TileList,
 }
 
 impl SurfaceEvaluator {
     pub fn new(terrain: &Terrain, heights: &HeightOptions, opts: SurfaceOptions) -> Result<SurfaceEvaluator, PlanError> {
         let plan = BakePlan::for_surface(terrain, heights)?;
-        let everywhere = plan.tile_layers([f32::MIN, f32::MIN, f32::MAX, f32::MAX]);
-        Ok(SurfaceEvaluator { plan, opts, everywhere })
+        let shader_plan = BakePlan::for_pass(terrain, heights, Pass::Shader)?;
+        let later_plan = BakePlan::for_pass(terrain, heights, Pass::Later)?;
+        let mut se = SurfaceEvaluator { plan, shader_plan, later_plan, opts, everywhere: SurfaceTiles { shader: TileList::default(), later: TileList::default() } };
+        se.everywhere = se.tile([f32::MIN, f32::MIN, f32::MAX, f32::MAX]);
+        Ok(se)
     }
 
-    /// The culled program for an area (min x, min z, max x, max z).
-    pub fn tile(&self, area: [f32; 4]) -> TileList {
-        self.plan.tile_layers(area)
+    /// The culled programs for an area (min x, min z, max x, max z).
+    pub fn tile(&self, area: [f32; 4]) -> SurfaceTiles {
+        SurfaceTiles { shader: self.shader_plan.tile_layers(area), later: self.later_plan.tile_layers(area) }
     }
 
     /// Both surface passes at one post with the whole-map program.
@@ -305,19 +319,19 @@ impl SurfaceEvaluator {
         self.at_with(&self.everywhere, x, z, ground)
     }
 
-    /// The shader pass alone at one post (swg-trn §5.2 step 3), walking `tile`.
-    pub fn shader_at_with(&self, tile: &TileList, x: f32, z: f32, ground: Ground) -> ShaderResult {
+    /// The shader pass alone at one post (swg-trn §5.2 step 3), walking `tiles`.
+    pub fn shader_at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> ShaderResult {
         let mut shader = ShaderPass { ground, opts: &self.opts, result: ShaderResult::default() };
-        walk_point(&self.plan, tile, x, z, &mut shader);
+        walk_point(&self.shader_plan, &tiles.shader, x, z, &mut shader);
         shader.result
     }
 
-    /// Both surface passes at one post, walking `tile` (culled for an area holding the post):
-    /// the shader pass first, then the later pass that sees its final shader (§5.2).
-    pub fn at_with(&self, tile: &TileList, x: f32, z: f32, ground: Ground) -> SurfaceResult {
-        let shader = self.shader_at_with(tile, x, z, ground);
+    /// Both surface passes at one post, walking `tiles` (culled for an area holding the
+    /// post): the shader pass first, then the later pass that sees its final shader (§5.2).
+    pub fn at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> SurfaceResult {
+        let shader = self.shader_at_with(tiles, x, z, ground);
         let mut later = LaterPass { ground, opts: &self.opts, result: SurfaceResult { shader, ..Default::default() } };
-        walk_point(&self.plan, tile, x, z, &mut later);
+        walk_point(&self.later_plan, &tiles.later, x, z, &mut later);
         later.result
     }
 }
