@@ -291,6 +291,10 @@ const AUTO_SURFACE_MAPS_MAX_POSTS: u64 = 4097 * 4097;
 /// runs on the finished heights; `None` when only heights are wanted.
 fn surface_maps_hook(args: &crate::cli::BakeArgs, t: &Terrain, opts: &crate::plan::HeightOptions, posts: u64, quiet: bool) -> Result<Option<crate::bake::SurfaceMapsHook>> {
     use crate::surface::maps::{default_maps, evaluate, write_maps, MapInputs, MAP_NAMES};
+    if args.maps.iter().all(|m| m == "height") {
+        // Heights only: no surface plans to build.
+        return Ok(None);
+    }
     let surface = crate::surface::SurfaceEvaluator::new(t, opts, args.surface.options())?;
     for w in &surface.plan.warnings {
         tracing::warn!("{w}");

@@ -163,6 +163,26 @@ pub struct BakeReport {
     pub export: Option<ExportSummary>,
 }
 
+impl BakeReport {
+    /// A report of `posts` posts before anything is timed or written.
+    fn new(backend: String, adapter: Option<crate::gpu::AdapterSummary>, posts: u64) -> Self {
+        BakeReport {
+            backend,
+            adapter,
+            posts,
+            tiles_computed: 0,
+            tiles_resumed: 0,
+            compute_seconds: 0.0,
+            total_seconds: 0.0,
+            min_height: f32::NAN,
+            max_height: f32::NAN,
+            outputs: Vec::new(),
+            maps_seconds: None,
+            export: None,
+        }
+    }
+}
+
 /// Run the height pass of `job` with `evaluator`, checkpointing tiles in the output folder.
 pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport> {
     let start = Instant::now();
@@ -236,20 +256,10 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     pb.finish_and_clear();
     let compute_seconds = t_compute.elapsed().as_secs_f64();
 
-    let mut report = BakeReport {
-        backend: backend_name,
-        adapter,
-        posts: u64::from(job.grid.cols) * u64::from(job.grid.rows),
-        tiles_computed: todo.len(),
-        tiles_resumed: resumed,
-        compute_seconds,
-        total_seconds: 0.0,
-        min_height: f32::NAN,
-        max_height: f32::NAN,
-        outputs: Vec::new(),
-        maps_seconds: None,
-        export: None,
-    };
+    let mut report = BakeReport::new(backend_name, adapter, u64::from(job.grid.cols) * u64::from(job.grid.rows));
+    report.tiles_computed = todo.len();
+    report.tiles_resumed = resumed;
+    report.compute_seconds = compute_seconds;
     if job.shard.is_some() {
         let done = BakeState { complete: true, ..state };
         write_atomic(&state_path, serde_json::to_string_pretty(&done)?.as_bytes())?;
@@ -475,20 +485,7 @@ pub fn merge(outdir: &Path, shards: &[PathBuf], choice: &ExportChoice, quiet: bo
     let params = params.context("give at least one shard folder")?;
     let grid = Grid { x0: params.region[0], z0: params.region[1], spacing: params.spacing, cols: params.cols, rows: params.rows };
     std::fs::create_dir_all(outdir)?;
-    let mut report = BakeReport {
-        backend: "merge".into(),
-        adapter: None,
-        posts: u64::from(grid.cols) * u64::from(grid.rows),
-        tiles_computed: 0,
-        tiles_resumed: 0,
-        compute_seconds: 0.0,
-        total_seconds: 0.0,
-        min_height: f32::NAN,
-        max_height: f32::NAN,
-        outputs: Vec::new(),
-        maps_seconds: None,
-        export: None,
-    };
+    let mut report = BakeReport::new("merge".into(), None, u64::from(grid.cols) * u64::from(grid.rows));
     assemble(&params, &grid, shards, outdir, choice, quiet, &mut report)?;
     report.total_seconds = start.elapsed().as_secs_f64();
     write_manifest(outdir, &params, &report)?;

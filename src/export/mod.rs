@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 pub mod geotiff;
 pub mod import;
 pub mod png16;
+pub mod png_image;
 pub mod preset;
 pub mod raw;
 pub mod set;
@@ -386,13 +387,3 @@ mod tests {
     }
 }
 
-impl WrittenFile {
-    /// Describe a file already written at `path` (size and SHA-256 read back from disk).
-    pub fn describe(path: &Path, format: &str, height_scale: Option<f64>, height_offset: Option<f64>) -> io::Result<WrittenFile> {
-        let (bytes, sha256) = sha256_file(path)?;
-        let mut w = WrittenFile::new(path, bytes, sha256, format);
-        w.height_scale = height_scale;
-        w.height_offset = height_offset;
-        Ok(w)
-    }
-}

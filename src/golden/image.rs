@@ -3,7 +3,7 @@
 //! north up like every trnbake image).
 
 use super::compare::{Comparison, Raster};
-use crate::fsutil::write_atomic_with;
+use crate::export::png_image::write_png_image;
 use std::io;
 use std::path::Path;
 
@@ -55,38 +55,17 @@ pub fn read_png(path: &Path) -> Result<DecodedPng, String> {
 
 /// Write a [`Raster`] (grey, grey + alpha, RGB or RGBA; 8 or 16 bits) as a PNG, atomically.
 pub fn write_raster_png(path: &Path, r: &Raster) -> io::Result<()> {
-    let color = match r.channels {
-        1 => png::ColorType::Grayscale,
-        2 => png::ColorType::GrayscaleAlpha,
-        3 => png::ColorType::Rgb,
-        _ => png::ColorType::Rgba,
-    };
     let data: Vec<u8> = if r.bits == 16 {
         r.samples.iter().flat_map(|&v| (v.clamp(0, 65535) as u16).to_be_bytes()).collect()
     } else {
         r.samples.iter().map(|&v| v.clamp(0, 255) as u8).collect()
     };
-    write_atomic_with(path, |w| {
-        let mut enc = png::Encoder::new(w, r.width, r.height);
-        enc.set_color(color);
-        enc.set_depth(if r.bits == 16 { png::BitDepth::Sixteen } else { png::BitDepth::Eight });
-        let mut writer = enc.write_header().map_err(io::Error::other)?;
-        writer.write_image_data(&data).map_err(io::Error::other)?;
-        writer.finish().map_err(io::Error::other)
-    })
+    write_png_image(path, r.width, r.height, r.channels, r.bits == 16, png::Compression::Balanced, &data)
 }
 
 /// Write an 8-bit RGB PNG atomically.
 pub fn write_rgb_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> io::Result<()> {
-    assert_eq!(rgb.len(), width as usize * height as usize * 3);
-    write_atomic_with(path, |w| {
-        let mut enc = png::Encoder::new(w, width, height);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        let mut writer = enc.write_header().map_err(io::Error::other)?;
-        writer.write_image_data(rgb).map_err(io::Error::other)?;
-        writer.finish().map_err(io::Error::other)
-    })
+    write_png_image(path, width, height, 3, false, png::Compression::Balanced, rgb)
 }
 
 /// Colour of a post within the tolerance but not identical.

@@ -7,7 +7,6 @@ use super::normals::{post_normal, NormalMethod};
 use super::{Ground, SurfaceEvaluator, SurfaceResult};
 use crate::eval::{Grid, HeightEvaluator};
 use crate::export::{self, PostGrid, WrittenFile};
-use crate::fsutil::write_atomic_with;
 use crate::plan::FLORA_CLASSES;
 use crate::trn::Terrain;
 use crate::water::WaterTables;
@@ -200,28 +199,12 @@ pub fn surface_results(grid: &Grid, heights: &[f32], normals: &[[f32; 3]], se: &
 /// samples: image row 0 is the north edge, as every image viewer expects.
 pub fn write_png8(path: &Path, cols: u32, rows: u32, channels: usize, data: &[u8]) -> io::Result<WrittenFile> {
     assert_eq!(data.len(), cols as usize * rows as usize * channels);
-    let color = match channels {
-        1 => png::ColorType::Grayscale,
-        3 => png::ColorType::Rgb,
-        _ => png::ColorType::Rgba,
-    };
-    write_atomic_with(path, |w| {
-        let mut enc = png::Encoder::new(w, cols, rows);
-        enc.set_color(color);
-        enc.set_depth(png::BitDepth::Eight);
-        // Maps such as normals and the preview are noisy: the fast deflate level costs a
-        // little size and saves most of the write time.
-        enc.set_compression(png::Compression::Fast);
-        let mut writer = enc.write_header().map_err(io::Error::other)?;
-        let stride = cols as usize * channels;
-        let mut flipped = Vec::with_capacity(data.len());
-        for r in (0..rows as usize).rev() {
-            flipped.extend_from_slice(&data[r * stride..(r + 1) * stride]);
-        }
-        writer.write_image_data(&flipped).map_err(io::Error::other)?;
-        writer.finish().map_err(io::Error::other)
-    })?;
-    WrittenFile::describe(path, if channels == 1 { "png8" } else if channels == 3 { "png-rgb8" } else { "png-rgba8" }, None, None)
+    let stride = cols as usize * channels;
+    let north_first: Vec<u8> = data.chunks_exact(stride.max(1)).rev().flatten().copied().collect();
+    // Maps such as normals and the preview are noisy: the fast deflate level costs a little
+    // size and saves most of the write time.
+    crate::export::png_image::write_png_image(path, cols, rows, channels as u32, false, png::Compression::Fast, &north_first)?;
+    WrittenFile::of_file(path, if channels == 1 { "png8" } else if channels == 3 { "png-rgb8" } else { "png-rgba8" })
 }
 
 /// Splat weights of one post for `families` (the splat channels), summing to 255 where the
@@ -498,7 +481,7 @@ fn write_scatter(outdir: &Path, s: &SurfaceGrid, probs: &[[Vec<(i32, f32)>; 4]],
             }
             Ok(())
         })?;
-        files.push(WrittenFile::describe(&path, "csv", None, None)?);
+        files.push(WrittenFile::of_file(&path, "csv")?);
     }
     Ok(files)
 }
@@ -559,5 +542,5 @@ fn write_smap(outdir: &Path, g: &Grid, inp: &MapInputs) -> anyhow::Result<Vec<Wr
 
 fn write_json(path: &Path, v: &serde_json::Value) -> anyhow::Result<WrittenFile> {
     crate::fsutil::write_atomic(path, serde_json::to_string_pretty(v)?.as_bytes())?;
-    Ok(WrittenFile::describe(path, "json", None, None)?)
+    Ok(WrittenFile::of_file(path, "json")?)
 }
