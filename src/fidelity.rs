@@ -218,6 +218,108 @@ pub fn check_smap(t: &Terrain, e: &HeightEvaluator, n: usize, seed: u64) -> Opti
     Some(report)
 }
 
+/// Layers added after the original tool last baked SMAP (swg-trn §2.3 "stale areas"), by
+/// planet (the file stem) and layer-name prefix. Evidence, whole map at 4 m (every 8 m chunk):
+/// dathomir agrees in 99.207 % of chunks as it stands and in 100.000 % (3 misses in 4,194,304)
+/// with its five `outbreak*` layers disabled; the spec reports endor's north-west corner going
+/// from 66 % to 97.5 % with the `Battlefield 3*` layers disabled (no endor file here). No
+/// other planet measured has one: on yavin4, disabling any of seven candidate height layers
+/// only lowers agreement (99.583 % → 95.1–99.58 %), its misses are spread over 2,474 of 4,096
+/// 256 m blocks (the worst holds 135 of 1,024 chunks), and the miss rate is a bell around the
+/// 4 m cut (28 % at ±0.05 m, 1 % at ±0.5 m) — noise at the cut, not stale content.
+pub const SMAP_STALE_LAYERS: &[(&str, &[&str])] = &[("dathomir", &["outbreak"]), ("endor", &["Battlefield 3"])];
+
+/// The stale-layer prefixes of [`SMAP_STALE_LAYERS`] for a planet (file stem), if any.
+pub fn smap_stale_layers(planet: &str) -> &'static [&'static str] {
+    SMAP_STALE_LAYERS.iter().find(|(p, _)| *p == planet).map_or(&[], |(_, l)| l)
+}
+
+/// `t` with every layer whose name starts with one of `prefixes` disabled (subtrees included,
+/// as a disabled layer's children do not run). Returns the names disabled.
+pub fn disable_layers(t: &mut Terrain, prefixes: &[&str]) -> Vec<String> {
+    fn walk(items: &mut [crate::trn::layer::LayerItem], prefixes: &[&str], out: &mut Vec<String>) {
+        for it in items {
+            if let crate::trn::layer::LayerItem::Layer(l) = it {
+                if l.enabled.get() && prefixes.iter().any(|p| l.name.starts_with(p)) {
+                    l.enabled = false.into();
+                    out.push(l.name.clone());
+                }
+                walk(&mut l.children, prefixes, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&mut t.generator.layers, prefixes, &mut out);
+    out
+}
+
+/// The SMAP rule over every chunk of the map against the baked SMAP.
+#[derive(Clone, Debug, Serialize)]
+pub struct SmapWholeMap {
+    /// Chunks per side; the bits below are row-major from the south.
+    pub per_side: u32,
+    pub chunks: usize,
+    pub agree: usize,
+    /// Chunks whose 3×3 corner heights the stale layers change (the known stale area).
+    pub stale_chunks: usize,
+    /// Agreeing chunks outside the stale area.
+    pub agree_outside_stale: usize,
+    /// The rule's bit per chunk, from our heights.
+    #[serde(skip)]
+    pub bits: Vec<bool>,
+}
+
+impl SmapWholeMap {
+    pub fn rate(&self) -> f64 {
+        self.agree as f64 / self.chunks.max(1) as f64
+    }
+    pub fn rate_outside_stale(&self) -> f64 {
+        self.agree_outside_stale as f64 / (self.chunks - self.stale_chunks).max(1) as f64
+    }
+}
+
+/// SMAP check over the whole map (swg-trn §2.3): heights on the 4 m tile-corner grid of the
+/// entire map, the 3×3 range rule per chunk, compared with every baked bit — no sampling.
+/// `stale_layers` (see [`SMAP_STALE_LAYERS`]) marks the known stale area: the chunks where
+/// disabling those layers changes a corner height. `None` without baked maps.
+pub fn check_smap_whole_map(t: &Terrain, opts: &crate::plan::HeightOptions, stale_layers: &[&str]) -> Option<SmapWholeMap> {
+    use crate::eval::Grid;
+    let (info, _, slope) = baked_bits(t)?;
+    let (cw, n, half) = chunk_grid(t);
+    let posts = 2 * n + 1;
+    let grid = Grid { x0: -f64::from(half), z0: -f64::from(half), spacing: f64::from(cw) * 0.5, cols: posts, rows: posts };
+    let heights = |t: &Terrain| -> Option<Vec<f32>> {
+        let he = HeightEvaluator::new(t, opts).ok()?;
+        let mut h = vec![0f32; posts as usize * posts as usize];
+        he.grid_region(&grid, 0, 0, posts, posts, 256, &mut h);
+        Some(h)
+    };
+    let h = heights(t)?;
+    let fresh = if stale_layers.is_empty() {
+        None
+    } else {
+        let mut t2 = t.clone();
+        disable_layers(&mut t2, stale_layers);
+        Some(heights(&t2)?)
+    };
+    let (p, n) = (posts as usize, n as usize);
+    let corner = |c: usize, r: usize, k: usize| (2 * r + k / 3) * p + 2 * c + k % 3;
+    let mut report = SmapWholeMap { per_side: n as u32, chunks: n * n, agree: 0, stale_chunks: 0, agree_outside_stale: 0, bits: Vec::with_capacity(n * n) };
+    for r in 0..n {
+        for c in 0..n {
+            let hs: [f32; 9] = std::array::from_fn(|k| h[corner(c, r, k)]);
+            let ours = crate::surface::maps::smap_rough(&hs);
+            let ok = bit(slope, info.bytes_per_row as usize, c as u32, r as u32) == Some(ours);
+            let stale = fresh.as_ref().is_some_and(|f| (0..9).any(|k| f[corner(c, r, k)] != hs[k]));
+            report.bits.push(ours);
+            report.agree += usize::from(ok);
+            report.stale_chunks += usize::from(stale);
+            report.agree_outside_stale += usize::from(ok && !stale);
+        }
+    }
+    Some(report)
+}
+
 /// The SMAP bit the original tool baked for chunk (col, row) (row 0 = south), if any.
 pub fn baked_smap_bit(t: &Terrain, col: u32, row: u32) -> Option<bool> {
     let (info, _, slope) = baked_bits(t)?;

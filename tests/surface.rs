@@ -3,7 +3,7 @@
 
 mod common;
 use trnbake::eval::{Grid, HeightEvaluator};
-use trnbake::fidelity::{baked_smap_bit, check_pimp, CellPicker};
+use trnbake::fidelity::{check_pimp, check_smap_whole_map, smap_stale_layers, CellPicker};
 use trnbake::plan::HeightOptions;
 use trnbake::surface::normals::NormalMethod;
 use trnbake::surface::{SurfaceEvaluator, SurfaceOptions};
@@ -44,32 +44,46 @@ fn pimp_agreement_and_calibration() {
     }
 }
 
-/// The `smap` map (swg-trn §2.3 rule on our heights) against the file's SMAP in 20,000 random
-/// chunks per planet: ≥ 99.5 % agree (the target) on tatooine, naboo and mustafar.
-/// Yavin4 sits on the target: 99.49 % here (standard error 0.05 %; the spec measured
-/// 99.68 %), half its misses within 0.1 m of the 4 m cut — guarded at 99.4 % (README).
+/// The SMAP rule (swg-trn §2.3) on our heights against the file's SMAP over every 8 m chunk
+/// of the map (2048² per planet, heights on the whole 4 m grid), so the figure carries no
+/// sampling error: ≥ 99.5 % (the target) on tatooine, naboo, yavin4 and mustafar, and
+/// on dathomir outside its known stale area (`fidelity::SMAP_STALE_LAYERS`). The raw figure
+/// is reported too. Whole map: tatooine 99.820 %, naboo 99.901 %, yavin4 99.583 %, mustafar
+/// 100.000 %, dathomir 99.207 % raw. Yavin4's misses are spread over the map, a bell around the
+/// 4 m cut (README); the 20,000-chunk sample this test used before read 99.49 % there, two
+/// standard errors below the whole-map figure. The `smap` map code (`smap_chunks`, per-point
+/// heights) must give the same bit as the whole-grid rule in 2,000 random chunks.
 #[test]
 fn smap_map_reproduces_the_baked_smap() {
-    for (name, floor) in [("tatooine", 0.995), ("naboo", 0.995), ("yavin4", 0.994), ("mustafar", 0.995)] {
+    for name in ["tatooine", "naboo", "yavin4", "mustafar", "dathomir"] {
         let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
         let t = Terrain::load(&p).unwrap();
-        let (he, _) = evaluators(&t);
+        let opts = HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() };
+        let stale = smap_stale_layers(name);
+        let r = check_smap_whole_map(&t, &opts, stale).unwrap();
+        eprintln!(
+            "{name}: SMAP rule agrees in {}/{} chunks ({:.3} %); outside the known stale area ({} chunks, layers {stale:?}): {:.3} %",
+            r.agree,
+            r.chunks,
+            100.0 * r.rate(),
+            r.stale_chunks,
+            100.0 * r.rate_outside_stale()
+        );
+        assert!(r.rate_outside_stale() >= 0.995, "{name}: {} < 0.995", r.rate_outside_stale());
+        if stale.is_empty() {
+            assert_eq!(r.stale_chunks, 0);
+        }
+        // The map code, chunk by chunk, gives the same bits.
+        let he = HeightEvaluator::new(&t, &opts).unwrap();
         let half = t.header.map_width * 0.5;
         let mut pick = CellPicker::new(7);
-        let (mut chunks, mut agree) = (0usize, 0usize);
-        let per_side = (t.header.map_width / 8.0) as u64;
-        for _ in 0..20000 {
-            // One random chunk: its 3×3 tile-corner posts as a grid, through the map code.
-            let (col, row) = (pick.below(per_side) as u32, pick.below(per_side) as u32);
+        for _ in 0..2000 {
+            let (col, row) = (pick.below(u64::from(r.per_side)) as u32, pick.below(u64::from(r.per_side)) as u32);
             let grid = Grid { x0: -f64::from(half) + f64::from(col) * 8.0, z0: -f64::from(half) + f64::from(row) * 8.0, spacing: 4.0, cols: 3, rows: 3 };
             let (cc, rr, _, _, bits) = trnbake::surface::maps::smap_chunks(&grid, &he, half);
             assert_eq!((cc, rr), (1, 1));
-            chunks += 1;
-            agree += usize::from(baked_smap_bit(&t, col, row) == Some(bits[0]));
+            assert_eq!(bits[0], r.bits[(row * r.per_side + col) as usize], "{name}: chunk ({col}, {row})");
         }
-        let rate = agree as f64 / chunks as f64;
-        eprintln!("{name}: smap map agrees with SMAP in {agree}/{chunks} chunks ({:.2} %)", 100.0 * rate);
-        assert!(rate >= floor, "{name}: {rate} < {floor}");
     }
 }
 
