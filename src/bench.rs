@@ -156,11 +156,14 @@ pub fn run_surface(t: &crate::trn::Terrain, e: &HeightEvaluator, s: &crate::surf
     let normals_g = timed(SurfacePasses::Normals)?;
     let shader_g = timed(SurfacePasses::Shader)?;
     let all_g = timed(SurfacePasses::All)?;
-    let name = |what: &str| format!("{what} [{}]", ctx.adapter.name);
+    let on_gpu = |what: &str, seconds: f64| {
+        let c = case(what, "gpu", seconds);
+        BenchCase { name: format!("{} [{}]", c.name, ctx.adapter.name), ..c }
+    };
     cases.extend([
-        case(&name("normals"), "gpu", apron_s + normals_g),
-        case(&name("shader pass"), "gpu", (shader_g - normals_g).max(1e-9)),
-        case(&name("flora/env/colour pass"), "gpu", (all_g - shader_g).max(1e-9)),
+        on_gpu("normals", apron_s + normals_g),
+        on_gpu("shader pass", (shader_g - normals_g).max(1e-9)),
+        on_gpu("flora/env/colour pass", (all_g - shader_g).max(1e-9)),
     ]);
     Ok(cases)
 }

@@ -164,3 +164,32 @@ fn gpu_surface_matches_cpu_on_tatooine_and_mustafar() {
         parity(&format!("{name} busiest 2 m window"), &ctx, &he, &se, busy_window(&se), NormalMethod::Faces);
     }
 }
+
+/// `bake --maps auto --backend gpu` computes the surface maps on the GPU, says so in the
+/// manifest, and writes the same bytes as `--backend cpu` for every output.
+#[test]
+fn gpu_bake_writes_the_cpu_bakes_maps() {
+    let Some(_ctx) = gpu() else { return };
+    let bake = |backend: &str| {
+        let out = std::env::temp_dir().join(format!("trnbake-test-{}-surface-{backend}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_trnbake"))
+            .args(["bake", "--backend", backend, "--spacing", "16", "-q", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+        std::fs::remove_dir_all(&out).unwrap();
+        m
+    };
+    let (cpu, gpu) = (bake("cpu"), bake("gpu"));
+    assert_eq!(cpu["surface_maps_backend"], "cpu");
+    assert_eq!(gpu["surface_maps_backend"], "gpu");
+    let files = |m: &serde_json::Value| -> Vec<(String, String)> {
+        m["outputs"].as_array().unwrap().iter().map(|f| (f["path"].as_str().unwrap().to_string(), f["sha256"].as_str().unwrap_or("").to_string())).collect()
+    };
+    let (c, g) = (files(&cpu), files(&gpu));
+    assert!(c.len() > 10, "{c:?}");
+    assert_eq!(c, g, "the GPU bake's outputs differ from the CPU bake's");
+}
