@@ -7,31 +7,24 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// The kernel files of the height pass, in concatenation order. WGSL allows module-scope
-/// declarations to be used before they appear, so the order only matters for readability.
-const HEIGHT_PASS_FILES: &[&str] = &[
+/// The kernel files both modules start with, in concatenation order: the records and the
+/// ports of the evaluator's helpers. WGSL allows module-scope declarations to be used before
+/// they appear, so the order only matters for readability.
+const HELPER_FILES: &[&str] = &[
     "kernels/records.wgsl",
     "kernels/noise.wgsl",
     "kernels/feather.wgsl",
     "kernels/boundary.wgsl",
     "kernels/filter.wgsl",
     "kernels/affector.wgsl",
-    "kernels/height.wgsl",
 ];
 
-/// The kernel files of the surface passes (normals, shader, later), in concatenation order:
-/// the height pass's helpers, the shared layer walk, then the surface state and entry points.
-const SURFACE_PASS_FILES: &[&str] = &[
-    "kernels/records.wgsl",
-    "kernels/noise.wgsl",
-    "kernels/feather.wgsl",
-    "kernels/boundary.wgsl",
-    "kernels/filter.wgsl",
-    "kernels/affector.wgsl",
-    "kernels/walk.wgsl",
-    "kernels/normals.wgsl",
-    "kernels/surface.wgsl",
-];
+/// The height pass's own files, after [`HELPER_FILES`]: the shared layer walk, then its state,
+/// bindings and entry point.
+const HEIGHT_PASS_FILES: &[&str] = &["kernels/walk.wgsl", "kernels/height.wgsl"];
+
+/// The surface passes' own files (normals, shader, later), after [`HELPER_FILES`].
+const SURFACE_PASS_FILES: &[&str] = &["kernels/walk.wgsl", "kernels/normals.wgsl", "kernels/surface.wgsl"];
 
 /// Where one kernel file starts in the concatenated source (1-based line).
 struct Part {
@@ -56,7 +49,7 @@ fn main() {
 fn build_module(manifest: &Path, out_dir: &Path, what: &str, out_name: &str, files: &[&'static str]) -> Result<(), String> {
     let mut source = String::new();
     let mut parts = Vec::new();
-    for &file in files {
+    for &file in HELPER_FILES.iter().chain(files) {
         let path = manifest.join(file);
         println!("cargo:rerun-if-changed={file}");
         let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;

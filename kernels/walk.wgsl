@@ -1,6 +1,7 @@
 // walk.wgsl — the layer walk of swg-trn §5.3 (port of `walk_point` in src/eval/mod.rs),
-// shared by every pass. WGSL has no generics: each pass's module defines the two hooks the
-// CPU's `PassState` trait names, over its own `var<private>` state:
+// shared by the height pass (height.wgsl) and the surface passes (surface.wgsl). WGSL has no
+// generics: each pass's module defines the two hooks the CPU's `PassState` trait names, over
+// its own `var<private>` state:
 //
 //   fn pass_filter_value(f: FilterRecord, extent: array<f32, 4>, x: f32, z: f32) -> f32
 //   fn pass_apply(a: AffectorRecord, t: f32, x: f32, z: f32)

@@ -416,7 +416,7 @@ fn entry_point() {
 /// The embedded source is the current kernels (build.rs reruns when `kernels/` changes).
 #[test]
 fn embedded_source_is_current() {
-    for file in ["records", "noise", "feather", "boundary", "filter", "affector", "height"] {
+    for file in ["records", "noise", "feather", "boundary", "filter", "affector", "walk", "height"] {
         let path = format!("{}/kernels/{file}.wgsl", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(HEIGHT_PASS_WGSL.contains(&text), "{path} is not in HEIGHT_PASS_WGSL (stale build?)");

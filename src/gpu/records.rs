@@ -8,7 +8,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-/// The height pass kernels (`kernels/{records,noise,feather,boundary,filter,affector,height}.wgsl`
+/// The height pass kernels (`kernels/{records,noise,feather,boundary,filter,affector,walk,height}.wgsl`
 /// concatenated by build.rs and validated with naga at build time).
 pub const HEIGHT_PASS_WGSL: &str = include_str!(concat!(env!("OUT_DIR"), "/height_pass.wgsl"));
 
