@@ -9,7 +9,7 @@ use super::records::SURFACE_PASS_WGSL;
 use super::{plan_buffers, storage_buffer, GpuContext, GpuError, TileSpec};
 use crate::eval::Grid;
 use crate::plan::{BakePlan, TileLayer, AFFECTOR_FLORA_BASE, FLORA_ADD, FLORA_REMOVE_ALL};
-use crate::surface::maps::PostSurface;
+use crate::surface::maps::{PostSurface, SurfaceGrid};
 use crate::surface::normals::NormalMethod;
 use crate::surface::{DirectionFilter, FeatherClamp, SurfaceEvaluator, SPLAT_LAYERS};
 use bytemuck::{Pod, Zeroable};
@@ -195,6 +195,9 @@ pub struct GpuSurfacePass<'a> {
     pipelines: [wgpu::ComputePipeline; 3],
 }
 
+/// What receives each finished tile: its records and normals, row-major.
+type TileSink<'s> = dyn FnMut(TileSpec, &[GpuPostRecord], &[[f32; 3]]) + 's;
+
 struct InFlight {
     tile: TileSpec,
     staging: wgpu::Buffer,
@@ -364,7 +367,7 @@ impl<'a> GpuSurfacePass<'a> {
         InFlight { tile, staging, records_bytes, done: rx, submission }
     }
 
-    fn finish(&self, f: InFlight, sink: &mut dyn FnMut(TileSpec, &[GpuPostRecord], &[[f32; 3]])) -> Result<(), GpuError> {
+    fn finish(&self, f: InFlight, sink: &mut TileSink) -> Result<(), GpuError> {
         self.ctx
             .device
             .poll(wgpu::PollType::Wait { submission_index: Some(f.submission), timeout: None })
@@ -383,9 +386,9 @@ impl<'a> GpuSurfacePass<'a> {
     }
 
     /// Normals and `passes` at every post of `grid` from its heights with their 1-post apron
-    /// (`crate::surface::maps::apron_heights`): (normals, results), row-major from the south.
-    /// The posts of the passes not run hold their empty values.
-    pub fn run(&self, grid: &Grid, padded: &[f32], passes: SurfacePasses) -> Result<(Vec<[f32; 3]>, Vec<PostSurface>), GpuError> {
+    /// (`crate::surface::maps::apron_heights`), row-major from the south. The results of the
+    /// passes not run hold their empty values.
+    pub fn run(&self, grid: &Grid, padded: &[f32], passes: SurfacePasses) -> Result<SurfaceGrid, GpuError> {
         assert_eq!(padded.len(), (grid.cols as usize + 2) * (grid.rows as usize + 2), "heights with a 1-post apron");
         let tiles = surface_tiles(grid);
         let lists = self.lists(grid, &tiles, passes)?;
@@ -421,7 +424,7 @@ impl<'a> GpuSurfacePass<'a> {
         if passes == SurfacePasses::Normals {
             results.fill(PostSurface::default());
         }
-        Ok((normals, results))
+        Ok(SurfaceGrid { grid: *grid, normals, results })
     }
 }
 
@@ -434,9 +437,7 @@ pub fn evaluate(
     he: &crate::eval::HeightEvaluator,
     se: &SurfaceEvaluator,
     method: NormalMethod,
-) -> Result<crate::surface::maps::SurfaceGrid, GpuError> {
+) -> Result<SurfaceGrid, GpuError> {
     let pass = GpuSurfacePass::new(ctx, se, method)?;
-    let padded = crate::surface::maps::apron_heights(grid, heights, he);
-    let (normals, results) = pass.run(grid, &padded, SurfacePasses::All)?;
-    Ok(crate::surface::maps::SurfaceGrid { grid: *grid, normals, results })
+    pass.run(grid, &crate::surface::maps::apron_heights(grid, heights, he), SurfacePasses::All)
 }
