@@ -72,14 +72,26 @@ fn nearest_on_segment(ax: f32, az: f32, bx: f32, bz: f32, x: f32, z: f32) -> vec
     return vec2<f32>(px * px + pz * pz, u);
 }
 
-/// Road/river height (swg-trn §5.12 recommended model, [I]): distance to the control
-/// polyline, the profile height of the nearest segment's HDTA samples (or the fixed heights),
-/// a feathered blend within half the width. Port of `height_road`.
-fn height_road(r: RoadRecord, h: f32, t: f32, x: f32, z: f32) -> f32 {
+/// Where a point lies relative to a road's control polyline (port of `RoadHit` in
+/// src/eval/affector.rs); `inside` is false where the CPU's `road_hit` returns `None`.
+struct RoadHit {
+    inside: bool,
+    distance: f32,
+    segment: u32,
+    t: f32,
+    weight: f32,
+}
+
+/// The road's `RoadHit` at (x, z) (swg-trn §5.12 steps 1 and 3): the nearest control segment,
+/// the projection parameter on it and the feathered weight; not inside beyond half the width
+/// or for a road with fewer than two control points. Port of `road_hit`, shared by the height
+/// model and the shader parts of roads, rivers and ribbons.
+fn road_hit(r: RoadRecord, x: f32, z: f32) -> RoadHit {
+    var hit = RoadHit(false, 0.0, 0u, 0.0, 0.0);
     let pstart = r.point_start;
     let pcount = r.point_count;
     if (pcount < 2u) {
-        return h;
+        return hit;
     }
     // 1. Nearest control segment and the projection parameter on it.
     var best_d2 = F32_MAX;
@@ -98,8 +110,38 @@ fn height_road(r: RoadRecord, h: f32, t: f32, x: f32, z: f32) -> f32 {
     let d = sqrt(best_d2);
     let hw = r.half_width;
     if (d >= hw) {
+        return hit;
+    }
+    // 3. Feathered weight. Reached with 0 ≤ d < hw and d > (1 − a)·hw, so a·hw > 0 unless
+    //    it underflows; then the CPU gets (hw − d) / 0 = +inf, clamped to 1, reproduced here.
+    let a = r.feather_amount;
+    var w: f32;
+    if (d <= (1.0 - a) * hw) {
+        w = 1.0;
+    } else {
+        let den = a * hw;
+        var q: f32;
+        if (den == 0.0) {
+            q = 1.0;
+        } else {
+            q = rclamp((hw - d) / den, 0.0, 1.0);
+        }
+        w = feather(r.feather_type, q);
+    }
+    hit = RoadHit(true, d, best_seg, best_t, w);
+    return hit;
+}
+
+/// Road/river height (swg-trn §5.12 recommended model, [I]): distance to the control
+/// polyline, the profile height of the nearest segment's HDTA samples (or the fixed heights),
+/// a feathered blend within half the width. Port of `height_road`.
+fn height_road(r: RoadRecord, h: f32, t: f32, x: f32, z: f32) -> f32 {
+    let hit = road_hit(r, x, z);
+    if (!hit.inside) {
         return h;
     }
+    let best_seg = hit.segment;
+    let best_t = hit.t;
     // 2. Road height at the projection.
     var road_h: f32;
     if (r.fixed_heights != 0u) {
@@ -130,24 +172,8 @@ fn height_road(r: RoadRecord, h: f32, t: f32, x: f32, z: f32) -> f32 {
         }
     }
     road_h = road_h - r.depth;
-    // 3. Feathered weight. Reached with 0 ≤ d < hw and d > (1 − a)·hw, so a·hw > 0 unless
-    //    it underflows; then the CPU gets (hw − d) / 0 = +inf, clamped to 1, reproduced here.
-    let a = r.feather_amount;
-    var w: f32;
-    if (d <= (1.0 - a) * hw) {
-        w = 1.0;
-    } else {
-        let den = a * hw;
-        var q: f32;
-        if (den == 0.0) {
-            q = 1.0;
-        } else {
-            q = rclamp((hw - d) / den, 0.0, 1.0);
-        }
-        w = feather(r.feather_type, q);
-    }
-    // 4. Blend.
-    return h + (road_h - h) * w * t;
+    // 3.–4. Feathered weight (road_hit), blend.
+    return h + (road_h - h) * hit.weight * t;
 }
 
 /// Apply one height affector with amount `t` > 0.

@@ -1,5 +1,5 @@
-// height.wgsl — the height pass: bindings, `height_at_point` (port of src/eval/mod.rs) and
-// the entry point `height_pass`, one f32 per post of one tile.
+// height.wgsl — the height pass: bindings, `height_at_point` (port of src/eval/mod.rs) over
+// the shared walk (walk.wgsl) and the entry point `height_pass`, one f32 per post of one tile.
 //
 // Bindings (group 0; the order is fixed, src/gpu/records.rs names them in `binding`). Every
 // storage buffer holds at least one element (empty buffers cannot be bound); the kernel only
@@ -24,96 +24,25 @@
 @group(0) @binding(16) var<storage, read> tile_boundaries: array<u32>;
 @group(0) @binding(17) var<storage, read_write> heights: array<f32>;
 
+/// The height accumulated so far at the invocation's point: the height pass's state for the
+/// shared walk (kernels/walk.wgsl; `HeightState` in src/eval/mod.rs).
+var<private> height_state: f32;
+
+fn pass_filter_value(f: FilterRecord, extent: array<f32, 4>, x: f32, z: f32) -> f32 {
+    return filter_value_height_pass(f, extent, height_state, x, z);
+}
+
+fn pass_apply(a: AffectorRecord, t: f32, x: f32, z: f32) {
+    height_state = apply_height_affector(a, height_state, t, x, z);
+}
+
 /// The height at (x, z) after the height pass (swg-trn §5.2 step 1, §5.3), walking the
 /// tile's culled layer list (`tile_layers[0 .. params.tile_layer_count]`, built on the CPU by
 /// `BakePlan::tile_layers` for an area containing the point).
 fn height_at_point(x: f32, z: f32) -> f32 {
-    var h = 0.0f;
-    // amounts[d]: product of the amounts of the open ancestors above depth d.
-    var amounts: array<f32, MAX_DEPTH + 1u>;
-    for (var k = 0u; k <= MAX_DEPTH; k++) {
-        amounts[k] = 1.0;
-    }
-    let n = params.tile_layer_count;
-    var i = 0u;
-    while (i < n) {
-        let entry = tile_layers[i];
-        let layer = layers[entry.layer];
-        let depth = layer.depth;
-        let parent_amount = amounts[depth];
-
-        // 1. Boundary amount: maximum over the boundaries (§5.3); the FBIT extent is the
-        //    union of the boxes of the boundaries with non-zero influence (§5.3, §5.6).
-        var amount: f32;
-        if (layer.boundary_count == 0u) {
-            amount = 1.0;
-        } else {
-            amount = 0.0;
-        }
-        let needs_extent = (layer.flags & LAYER_NEEDS_EXTENT) != 0u;
-        var extent = array<f32, 4>(F32_MAX, F32_MAX, -F32_MAX, -F32_MAX);
-        let bstart = entry.boundary_start;
-        for (var k = 0u; k < entry.boundary_count; k++) {
-            let bi = tile_boundaries[bstart + k];
-            let b = boundaries[bi];
-            let v = feather(b.feather_type, boundary_influence(b, x, z));
-            amount = rmax(amount, v);
-            if (needs_extent) {
-                if (v > 0.0) {
-                    extent = array<f32, 4>(
-                        rmin(extent[0], b.bounds[0]),
-                        rmin(extent[1], b.bounds[1]),
-                        rmax(extent[2], b.bounds[2]),
-                        rmax(extent[3], b.bounds[3]),
-                    );
-                }
-            } else if (amount >= 1.0) {
-                break;
-            }
-        }
-        if ((layer.flags & LAYER_INVERT_BOUNDARIES) != 0u) {
-            amount = 1.0 - amount;
-        }
-        if (amount <= 0.0) {
-            i = entry.skip_to;
-            continue;
-        }
-        if (extent[0] > extent[2]) {
-            // No boundary gave an extent: the layer covers the map.
-            extent = array<f32, 4>(-params.half_width, -params.half_width, params.half_width, params.half_width);
-        }
-
-        // 2. Filter amount: minimum over the filters.
-        let fstart = layer.filter_start;
-        for (var k = 0u; k < layer.filter_count; k++) {
-            let f = filters[fstart + k];
-            let v = feather(f.feather_type, filter_value_height_pass(f, extent, h, x, z));
-            amount = rmin(amount, v);
-            if (amount <= 0.0) {
-                break;
-            }
-        }
-        if ((layer.flags & LAYER_INVERT_FILTERS) != 0u) {
-            amount = 1.0 - amount;
-        }
-        if (amount <= 0.0) {
-            i = entry.skip_to;
-            continue;
-        }
-
-        // 3. Affectors with T = own amount × ancestors' amounts.
-        let t = amount * parent_amount;
-        if (t > 0.0) {
-            let astart = layer.affector_start;
-            for (var k = 0u; k < layer.affector_count; k++) {
-                h = apply_height_affector(affectors[astart + k], h, t, x, z);
-            }
-        }
-        // 4. Children see parentAmount × amount.
-        amounts[depth + 1u] = parent_amount * amount;
-        i += 1u;
-    }
-    return h;
+    height_state = 0.0;
+    walk_point(0u, params.tile_layer_count, x, z);
+    return height_state;
 }
 
 /// One invocation per post of the tile [tile_c0, tile_c0 + tile_cols) ×

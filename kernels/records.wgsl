@@ -2,8 +2,8 @@
 // parameters, and the plan constants.
 //
 // The kernel files are concatenated by build.rs in this order: records, noise, feather,
-// boundary, filter, affector, height (module-scope declarations may be used before they
-// appear). tests/kernel_layout.rs checks every struct here against the Rust layout (member
+// boundary, filter, affector, then height for the height pass, or walk, normals and surface
+// for the surface passes (module-scope declarations may be used before they appear). tests/kernel_layout.rs checks every struct here against the Rust layout (member
 // offsets and size, through naga) and every constant against its Rust value.
 //
 // Layout rule: only 4-byte scalars and `array<T, N>` of them (alignment 4, stride 4), so the
@@ -42,8 +42,8 @@ const AFFECTOR_HEIGHT_CONSTANT: u32 = 0u;
 const AFFECTOR_HEIGHT_FRACTAL: u32 = 1u;
 const AFFECTOR_HEIGHT_TERRACE: u32 = 2u;
 const AFFECTOR_ROAD: u32 = 3u;
-// Surface-pass affector kinds (src/plan.rs; plans from `BakePlan::for_surface`). The surface
-// passes run on the CPU today; the twins keep the kinds in one numbering for their kernels.
+// Surface-pass affector kinds (src/plan.rs; plans from `BakePlan::for_pass`), applied by
+// kernels/surface.wgsl.
 const AFFECTOR_SHADER_CONSTANT: u32 = 10u;
 const AFFECTOR_SHADER_REPLACE: u32 = 11u;
 const AFFECTOR_FLORA_BASE: u32 = 12u;

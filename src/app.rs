@@ -327,9 +327,23 @@ fn surface_maps_hook(args: &crate::cli::BakeArgs, t: &Terrain, opts: &crate::pla
     let normals = args.surface.normals;
     let citation = format!("SWG {} local metres", args.file.as_deref().and_then(Path::file_stem).map_or("terrain".into(), |s| s.to_string_lossy()));
     let outdir = args.output.clone();
-    Ok(Some(Box::new(move |grid, heights, he| {
-        let s = evaluate(grid, heights, he, &surface, normals);
-        write_maps(&outdir, &maps, &s, &surface, &MapInputs { terrain: &terrain, heights, height_evaluator: he, citation: &citation })
+    Ok(Some(Box::new(move |grid, heights, he, gpu| {
+        // On the GPU when the heights were baked there (`--backend gpu`, or `auto` with a
+        // hardware adapter); the CPU where the kernels cannot compute the options exactly.
+        let gpu_result = gpu.map(|ctx| crate::gpu::surface::evaluate(ctx, grid, heights, he, &surface, normals));
+        let (s, backend) = match gpu_result {
+            Some(Ok(s)) => (s, "gpu"),
+            Some(Err(e @ crate::gpu::GpuError::Unsupported(_))) => {
+                if !quiet {
+                    eprintln!("note: surface maps on the CPU: {e}");
+                }
+                (evaluate(grid, heights, he, &surface, normals), "cpu")
+            }
+            Some(Err(e)) => return Err(e.into()),
+            None => (evaluate(grid, heights, he, &surface, normals), "cpu"),
+        };
+        let files = write_maps(&outdir, &maps, &s, &surface, &MapInputs { terrain: &terrain, heights, height_evaluator: he, citation: &citation })?;
+        Ok(crate::bake::SurfaceMapsOutput { files, backend })
     })))
 }
 
@@ -606,7 +620,7 @@ fn bench(file: Option<&Path>, repeat: usize, json: bool, full_16m: bool, args: &
     let e = height_evaluator(&t, args, file)?;
     let mut cases = crate::bench::run_standard(&t, &e, repeat, full_16m)?;
     let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, file), Default::default())?;
-    cases.extend(crate::bench::run_surface(&t, &e, &surface));
+    cases.extend(crate::bench::run_surface(&t, &e, &surface)?);
     let mut out = std::io::stdout().lock();
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&cases)?)?;

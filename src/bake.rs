@@ -75,12 +75,20 @@ pub struct BakeJob {
     /// Output formats, preset, tiling.
     pub export: ExportChoice,
     /// Surface maps to write from the finished heights (`crate::surface::maps`), if any:
-    /// called with the grid, its heights (row-major from the south) and the height evaluator.
+    /// called with the grid, its heights (row-major from the south), the height evaluator
+    /// and the GPU context when the heights were baked on the GPU.
     pub surface_maps: Option<SurfaceMapsHook>,
 }
 
 /// See [`BakeJob::surface_maps`].
-pub type SurfaceMapsHook = Box<dyn Fn(&Grid, &[f32], &HeightEvaluator) -> Result<Vec<crate::export::WrittenFile>> + Sync>;
+pub type SurfaceMapsHook = Box<dyn Fn(&Grid, &[f32], &HeightEvaluator, Option<&GpuContext>) -> Result<SurfaceMapsOutput> + Sync>;
+
+/// What a [`SurfaceMapsHook`] wrote, and on which backend (`"gpu"` or `"cpu"`) it computed
+/// the surface passes.
+pub struct SurfaceMapsOutput {
+    pub files: Vec<WrittenFile>,
+    pub backend: &'static str,
+}
 
 /// Posts from `a` to `b` (inclusive) at `spacing`.
 pub fn post_count(a: f64, b: f64, spacing: f64) -> Result<u32> {
@@ -159,6 +167,8 @@ pub struct BakeReport {
     pub outputs: Vec<WrittenFile>,
     /// Time spent on the surface maps, when any were asked for.
     pub maps_seconds: Option<f64>,
+    /// The backend that computed the surface maps (`"gpu"` or `"cpu"`), when any were asked for.
+    pub maps_backend: Option<String>,
     /// Preset, resampling, tiles and engine settings of the outputs.
     pub export: Option<ExportSummary>,
 }
@@ -178,6 +188,7 @@ impl BakeReport {
             max_height: f32::NAN,
             outputs: Vec::new(),
             maps_seconds: None,
+            maps_backend: None,
             export: None,
         }
     }
@@ -276,8 +287,9 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         heights.try_reserve_exact(job.grid.cols as usize * job.grid.rows as usize).context("not enough memory for the surface maps")?;
         heights.resize(job.grid.cols as usize * job.grid.rows as usize, 0.0f32);
         source.read_block(0, 0, job.grid.cols, job.grid.rows, &mut heights)?;
-        let files = hook(&job.grid, &heights, evaluator)?;
-        report.outputs.extend(files);
+        let out = hook(&job.grid, &heights, evaluator, gpu.as_ref())?;
+        report.outputs.extend(out.files);
+        report.maps_backend = Some(out.backend.to_string());
         report.maps_seconds = Some(t_maps.elapsed().as_secs_f64());
     }
     report.total_seconds = start.elapsed().as_secs_f64();
@@ -445,6 +457,7 @@ fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Re
         "trnbake_version": env!("CARGO_PKG_VERSION"),
         "parameters": params,
         "backend": report.backend,
+        "surface_maps_backend": report.maps_backend,
         "adapter": report.adapter,
         "posts": report.posts,
         "min_height": report.min_height,

@@ -1,4 +1,4 @@
-//! `trnbake bench`: throughput of the height pass per backend, measured in one run
+//! `trnbake bench`: throughput of the height and surface passes per backend, measured in one run
 //! (performance lives here, never in timed tests).
 
 use crate::eval::{Grid, HeightEvaluator};
@@ -92,26 +92,31 @@ pub fn run_standard(t: &crate::trn::Terrain, e: &HeightEvaluator, repeat: usize,
     Ok(cases)
 }
 
-/// The surface passes over the full map at 8 m, each timed on its own (CPU backend; there is
-/// no GPU surface pass yet): normals from the finished heights, the shader pass, and the
-/// later (flora, environment, colour, exclude, passable) pass.
-pub fn run_surface(t: &crate::trn::Terrain, e: &HeightEvaluator, s: &crate::surface::SurfaceEvaluator) -> Vec<BenchCase> {
-    use crate::surface::maps::{grid_normals, surface_results, PassSelection};
+/// The surface passes over the full map at 8 m, each timed on its own, on the CPU and, when
+/// an adapter exists, the GPU backend (all in one run so ratios are fair): normals from the
+/// finished heights, the shader pass, and the later (flora, environment, colour, exclude,
+/// passable) pass. A GPU row includes uploading the tile's heights and reading its results
+/// back; the GPU shader (later) row is the time of normals + shader (+ later) less the time
+/// without that pass, as the CPU's later row is.
+pub fn run_surface(t: &crate::trn::Terrain, e: &HeightEvaluator, s: &crate::surface::SurfaceEvaluator) -> anyhow::Result<Vec<BenchCase>> {
+    use crate::gpu::surface::{GpuSurfacePass, SurfacePasses};
+    use crate::surface::maps::{apron_heights, grid_normals, surface_results, PassSelection};
+    use crate::surface::normals::NormalMethod;
     let half = f64::from(t.header.map_width) / 2.0;
     let n = (2.0 * half / 8.0) as u32 + 1;
     let grid = square_grid(-half, -half, 8.0, n);
     let mut heights = vec![0.0f32; n as usize * n as usize];
     cpu_grid(e, &grid, 256, &mut heights);
     let posts = u64::from(n) * u64::from(n);
-    let case = |name: &str, seconds: f64| BenchCase {
+    let case = |name: &str, backend: &str, seconds: f64| BenchCase {
         name: format!("{name}, full map at 8 m ({n}²)"),
-        backend: "cpu".into(),
+        backend: backend.into(),
         posts,
         seconds,
         posts_per_second: posts as f64 / seconds,
     };
     let t0 = Instant::now();
-    let normals = grid_normals(&grid, &heights, e, s.plan.half_width, crate::surface::normals::NormalMethod::Faces);
+    let normals = grid_normals(&grid, &heights, e, s.plan.half_width, NormalMethod::Faces);
     let normals_s = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
     drop(surface_results(&grid, &heights, &normals, s, PassSelection::Shader));
@@ -119,11 +124,48 @@ pub fn run_surface(t: &crate::trn::Terrain, e: &HeightEvaluator, s: &crate::surf
     let t2 = Instant::now();
     drop(surface_results(&grid, &heights, &normals, s, PassSelection::Both));
     let both_s = t2.elapsed().as_secs_f64();
-    vec![
-        case("normals", normals_s),
-        case("shader pass", shader_s),
-        case("flora/env/colour pass", (both_s - shader_s).max(1e-9)),
-    ]
+    let mut cases = vec![
+        case("normals", "cpu", normals_s),
+        case("shader pass", "cpu", shader_s),
+        case("flora/env/colour pass", "cpu", (both_s - shader_s).max(1e-9)),
+    ];
+    let ctx = match crate::gpu::GpuContext::new(false, None) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            tracing::warn!("GPU surface passes not measured: {e}");
+            return Ok(cases);
+        }
+    };
+    let pass = match GpuSurfacePass::new(&ctx, s, NormalMethod::Faces) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!("GPU surface passes not measured: {e}");
+            return Ok(cases);
+        }
+    };
+    // The apron ring is the CPU's share of the normals on both backends: timed with the
+    // CPU normals above, and here with the GPU's.
+    let t0 = Instant::now();
+    let padded = apron_heights(&grid, &heights, e);
+    let apron_s = t0.elapsed().as_secs_f64();
+    let timed = |passes| -> anyhow::Result<f64> {
+        let t0 = Instant::now();
+        drop(pass.run(&grid, &padded, passes)?);
+        Ok(t0.elapsed().as_secs_f64())
+    };
+    let normals_g = timed(SurfacePasses::Normals)?;
+    let shader_g = timed(SurfacePasses::Shader)?;
+    let all_g = timed(SurfacePasses::All)?;
+    let on_gpu = |what: &str, seconds: f64| {
+        let c = case(what, "gpu", seconds);
+        BenchCase { name: format!("{} [{}]", c.name, ctx.adapter.name), ..c }
+    };
+    cases.extend([
+        on_gpu("normals", apron_s + normals_g),
+        on_gpu("shader pass", (shader_g - normals_g).max(1e-9)),
+        on_gpu("flora/env/colour pass", (all_g - shader_g).max(1e-9)),
+    ]);
+    Ok(cases)
 }
 
 /// One writer measured by [`run_export`].

@@ -9,17 +9,7 @@ use trnbake::gpu::{GpuContext, GpuHeightPass};
 use trnbake::plan::HeightOptions;
 use trnbake::trn::Terrain;
 
-/// The GPU context, or `None` (skip) outside CI; in CI a missing adapter fails.
-fn gpu() -> Option<GpuContext> {
-    match GpuContext::new(false, None) {
-        Ok(c) => Some(c),
-        Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => panic!("CI needs a GPU adapter (lavapipe): {e}"),
-        Err(e) => {
-            eprintln!("skipping GPU test: {e}");
-            None
-        }
-    }
-}
+use common::gpu;
 
 fn gpu_grid(ctx: &GpuContext, e: &HeightEvaluator, grid: &Grid, tile: u32) -> Vec<f32> {
     let pass = GpuHeightPass::new(ctx, &e.plan);

@@ -7,12 +7,18 @@ use std::collections::BTreeMap;
 use std::mem::{offset_of, size_of};
 
 use naga::{AddressSpace, ArraySize, Expression, Literal, Module, ScalarKind, StorageAccess, TypeInner};
-use trnbake::gpu::records::{binding, GpuParams, HEIGHT_PASS_ENTRY, HEIGHT_PASS_WGSL, HEIGHT_PASS_WORKGROUP};
+use trnbake::gpu::records::{binding, GpuParams, HEIGHT_PASS_ENTRY, HEIGHT_PASS_WGSL, HEIGHT_PASS_WORKGROUP, SURFACE_PASS_WGSL};
+use trnbake::gpu::surface::{GpuPostRecord, GpuSurfaceParams};
 use trnbake::plan::*;
 
 fn module() -> Module {
     naga::front::wgsl::parse_str(HEIGHT_PASS_WGSL)
         .unwrap_or_else(|e| panic!("height pass WGSL does not parse:\n{}", e.emit_to_string(HEIGHT_PASS_WGSL)))
+}
+
+fn surface_module() -> Module {
+    naga::front::wgsl::parse_str(SURFACE_PASS_WGSL)
+        .unwrap_or_else(|e| panic!("surface pass WGSL does not parse:\n{}", e.emit_to_string(SURFACE_PASS_WGSL)))
 }
 
 /// `std::any::type_name` of a field's type, read through a projection closure.
@@ -62,8 +68,11 @@ fn wgsl_struct(m: &Module, name: &str) -> (Vec<(String, u32, String)>, u32) {
 /// the size. The field list must cover the whole Rust struct: the field sizes must add up to
 /// `size_of` (these records are `Pod`, so they have no padding).
 macro_rules! check_struct {
-    ($rust:ty, $wgsl:expr, [$($field:ident),+ $(,)?]) => {{
-        let m = module();
+    ($rust:ty, $wgsl:expr, [$($field:ident),+ $(,)?]) => {
+        check_struct!(module(), $rust, $wgsl, [$($field),+])
+    };
+    ($module:expr, $rust:ty, $wgsl:expr, [$($field:ident),+ $(,)?]) => {{
+        let m = $module;
         let (members, span) = wgsl_struct(&m, $wgsl);
         let rust: Vec<(&str, usize, &str, usize)> = vec![
             $((stringify!($field), offset_of!($rust, $field), field_type(|r: &$rust| &r.$field).0, field_type(|r: &$rust| &r.$field).1)),+
@@ -189,6 +198,86 @@ fn params_layout() {
         ]
     );
     assert_eq!(size_of::<GpuParams>(), 48);
+}
+
+#[test]
+fn surface_params_layout() {
+    check_struct!(
+        surface_module(),
+        GpuSurfaceParams,
+        "SurfaceParams",
+        [
+            x0,
+            z0,
+            spacing,
+            half_width,
+            tile_c0,
+            tile_r0,
+            tile_cols,
+            tile_rows,
+            block,
+            blocks_per_row,
+            parity_c0,
+            parity_r0,
+            feather_clamp,
+            direction,
+            normal_method,
+            keep_zero
+        ]
+    );
+    // The plan records of the surface module are the height module's (one records.wgsl).
+    check_struct!(surface_module(), LayerRecord, "LayerRecord", [subtree_end, depth, flags, boundary_start, boundary_count, filter_start, filter_count, affector_start, affector_count, _pad, bounds]);
+    check_struct!(surface_module(), TileLayer, "TileLayer", [layer, skip_to, boundary_start, boundary_count]);
+}
+
+#[test]
+fn post_record_layout() {
+    check_struct!(
+        surface_module(),
+        GpuPostRecord,
+        "PostRecord",
+        [shader, splat_family, splat_weight, flora_family, flora_probability, environment, color, excluded, passable, _pad]
+    );
+}
+
+/// The surface module's own constants match Rust, and its bindings are the host's: 0–16 as
+/// in the height pass, then blocks, ramps, heights, normals, surface.
+#[test]
+fn surface_constants_bindings_and_entry_points() {
+    use trnbake::gpu::surface::{binding as sb, FLORA_STACK_DEPTH, STORAGE_BUFFERS};
+    let m = surface_module();
+    let consts = wgsl_constants(&m);
+    assert_eq!(consts.get("SPLAT_LAYERS"), Some(&Literal::U32(trnbake::surface::SPLAT_LAYERS as u32)));
+    assert_eq!(consts.get("FLORA_STACK_DEPTH"), Some(&Literal::U32(FLORA_STACK_DEPTH as u32)));
+    assert_eq!(consts.get("FLORA_ADD"), Some(&Literal::I32(FLORA_ADD)));
+    assert_eq!(consts.get("FLORA_REMOVE_ALL"), Some(&Literal::I32(FLORA_REMOVE_ALL)));
+    for name in ["AFFECTOR_SHADER_CONSTANT", "AFFECTOR_FLORA_BASE", "AFFECTOR_ROAD_SHADER", "FILTER_SHADER"] {
+        assert!(consts.contains_key(name), "{name}");
+    }
+    let mut found = BTreeMap::new();
+    for (_, g) in m.global_variables.iter() {
+        let Some(b) = &g.binding else { continue };
+        assert_eq!(b.group, 0, "{:?}", g.name);
+        found.insert(b.binding, (g.name.clone().unwrap(), g.space));
+    }
+    assert_eq!(found.len(), sb::COUNT as usize, "{found:?}");
+    for i in 1..binding::TILE_BOUNDARIES + 1 {
+        assert_eq!(found[&i].0, binding::NAMES[i as usize], "binding {i}");
+        assert_eq!(found[&i].1, AddressSpace::Storage { access: StorageAccess::LOAD }, "binding {i}");
+    }
+    let names = [(sb::BLOCKS, "blocks"), (sb::RAMPS, "ramps"), (sb::HEIGHTS, "heights"), (sb::NORMALS, "normals"), (sb::SURFACE, "surface")];
+    for (b, name) in names {
+        assert_eq!(found[&b].0, name, "binding {b}");
+        let rw = matches!(b, sb::NORMALS | sb::SURFACE);
+        let access = if rw { StorageAccess::LOAD | StorageAccess::STORE } else { StorageAccess::LOAD };
+        assert_eq!(found[&b].1, AddressSpace::Storage { access }, "binding {b} ({name})");
+    }
+    assert_eq!(found[&0].1, AddressSpace::Uniform);
+    assert_eq!(STORAGE_BUFFERS, sb::COUNT - 1);
+    for name in ["normals_pass", "shader_pass", "later_pass"] {
+        let ep = m.entry_points.iter().find(|e| e.name == name).unwrap_or_else(|| panic!("entry point {name}"));
+        assert_eq!(ep.workgroup_size, [8, 8, 1], "{name}");
+    }
 }
 
 /// The WGSL `const` declarations and their values (u32/i32/f32 only), by name.
@@ -327,10 +416,15 @@ fn entry_point() {
 /// The embedded source is the current kernels (build.rs reruns when `kernels/` changes).
 #[test]
 fn embedded_source_is_current() {
-    for file in ["records", "noise", "feather", "boundary", "filter", "affector", "height"] {
+    for file in ["records", "noise", "feather", "boundary", "filter", "affector", "walk", "height"] {
         let path = format!("{}/kernels/{file}.wgsl", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(HEIGHT_PASS_WGSL.contains(&text), "{path} is not in HEIGHT_PASS_WGSL (stale build?)");
+    }
+    for file in ["records", "noise", "feather", "boundary", "filter", "affector", "walk", "normals", "surface"] {
+        let path = format!("{}/kernels/{file}.wgsl", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(SURFACE_PASS_WGSL.contains(&text), "{path} is not in SURFACE_PASS_WGSL (stale build?)");
     }
 }
 
@@ -349,10 +443,12 @@ fn only_exact_builtins() {
             }
         }
     };
-    for (_, f) in m.functions.iter() {
-        check(f.name.as_deref().unwrap_or("?"), f);
-    }
-    for ep in &m.entry_points {
-        check(&ep.name, &ep.function);
+    for m in [m, surface_module()] {
+        for (_, f) in m.functions.iter() {
+            check(f.name.as_deref().unwrap_or("?"), f);
+        }
+        for ep in &m.entry_points {
+            check(&ep.name, &ep.function);
+        }
     }
 }

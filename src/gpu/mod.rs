@@ -3,6 +3,7 @@
 //! flight so the GPU computes tile k+1 while the CPU consumes tile k (gpu.md §2.4).
 
 pub mod records;
+pub mod surface;
 
 use crate::eval::Grid;
 use crate::plan::BakePlan;
@@ -21,6 +22,10 @@ pub enum GpuError {
     Device(String),
     #[error("GPU error: {0}")]
     Runtime(String),
+    /// The kernels cannot compute this exactly (an option or a file beyond their limits):
+    /// the caller computes it on the CPU instead.
+    #[error("not supported on the GPU: {0}")]
+    Unsupported(String),
 }
 
 /// What the baker reports about an adapter (gpu.md §1.3: always print it and store it).
@@ -197,6 +202,27 @@ fn storage_buffer<T: Pod>(device: &wgpu::Device, label: &str, data: &[T], fallba
     })
 }
 
+/// The plan's storage buffers, bindings 1–14 of every pass (kernels/height.wgsl,
+/// kernels/surface.wgsl), uploaded once.
+fn plan_buffers(d: &wgpu::Device, plan: &BakePlan) -> Vec<wgpu::Buffer> {
+    vec![
+        storage_buffer(d, "layers", &plan.layers, Default::default()),
+        storage_buffer(d, "boundaries", &plan.boundaries, Default::default()),
+        storage_buffer(d, "filters", &plan.filters, Default::default()),
+        storage_buffer(d, "affectors", &plan.affectors, Default::default()),
+        storage_buffer(d, "roads", &plan.roads, Default::default()),
+        storage_buffer(d, "points", &plan.points, [0.0; 2]),
+        storage_buffer(d, "road_segments", &plan.road_segments, [0; 2]),
+        storage_buffer(d, "road_samples", &plan.road_samples, [0.0; 4]),
+        storage_buffer(d, "road_heights", &plan.road_heights, 0.0),
+        storage_buffer(d, "fractals", &plan.fractal_records, Default::default()),
+        storage_buffer(d, "perm", &plan.perm_table(), 0),
+        storage_buffer(d, "gradients", &plan.gradient_table(), [0.0; 2]),
+        storage_buffer(d, "bitmaps", &plan.bitmap_records, Default::default()),
+        storage_buffer(d, "bitmap_words", &plan.bitmap_words(), 0),
+    ]
+}
+
 struct InFlight {
     tile: TileSpec,
     staging: wgpu::Buffer,
@@ -206,24 +232,7 @@ struct InFlight {
 
 impl<'a> GpuHeightPass<'a> {
     pub fn new(ctx: &'a GpuContext, plan: &'a BakePlan) -> GpuHeightPass<'a> {
-        let d = &ctx.device;
-        let buffers = vec![
-            storage_buffer(d, "layers", &plan.layers, Default::default()),
-            storage_buffer(d, "boundaries", &plan.boundaries, Default::default()),
-            storage_buffer(d, "filters", &plan.filters, Default::default()),
-            storage_buffer(d, "affectors", &plan.affectors, Default::default()),
-            storage_buffer(d, "roads", &plan.roads, Default::default()),
-            storage_buffer(d, "points", &plan.points, [0.0; 2]),
-            storage_buffer(d, "road_segments", &plan.road_segments, [0; 2]),
-            storage_buffer(d, "road_samples", &plan.road_samples, [0.0; 4]),
-            storage_buffer(d, "road_heights", &plan.road_heights, 0.0),
-            storage_buffer(d, "fractals", &plan.fractal_records, Default::default()),
-            storage_buffer(d, "perm", &plan.perm_table(), 0),
-            storage_buffer(d, "gradients", &plan.gradient_table(), [0.0; 2]),
-            storage_buffer(d, "bitmaps", &plan.bitmap_records, Default::default()),
-            storage_buffer(d, "bitmap_words", &plan.bitmap_words(), 0),
-        ];
-        GpuHeightPass { ctx, plan, buffers }
+        GpuHeightPass { ctx, plan, buffers: plan_buffers(&ctx.device, plan) }
     }
 
     fn submit(&self, grid: &Grid, tile: TileSpec) -> InFlight {

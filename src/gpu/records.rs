@@ -8,9 +8,15 @@
 
 use bytemuck::{Pod, Zeroable};
 
-/// The height pass kernels (`kernels/{records,noise,feather,boundary,filter,affector,height}.wgsl`
+/// The height pass kernels (`kernels/{records,noise,feather,boundary,filter,affector,walk,height}.wgsl`
 /// concatenated by build.rs and validated with naga at build time).
 pub const HEIGHT_PASS_WGSL: &str = include_str!(concat!(env!("OUT_DIR"), "/height_pass.wgsl"));
+
+/// The surface pass kernels (`kernels/{records,noise,feather,boundary,filter,affector,walk,
+/// normals,surface}.wgsl` concatenated by build.rs and validated with naga at build time):
+/// entry points `normals_pass`, `shader_pass` and `later_pass`, bindings in
+/// `crate::gpu::surface::binding`.
+pub const SURFACE_PASS_WGSL: &str = include_str!(concat!(env!("OUT_DIR"), "/surface_pass.wgsl"));
 
 /// Entry point of the height pass in [`HEIGHT_PASS_WGSL`].
 pub const HEIGHT_PASS_ENTRY: &str = "height_pass";

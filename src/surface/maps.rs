@@ -101,8 +101,30 @@ pub fn evaluate(grid: &Grid, heights: &[f32], he: &HeightEvaluator, se: &Surface
 /// outside the grid, evaluated exactly (the 1-post apron).
 pub fn grid_normals(grid: &Grid, heights: &[f32], he: &HeightEvaluator, half_width: f32, method: NormalMethod) -> Vec<[f32; 3]> {
     let (cols, rows) = (grid.cols as usize, grid.rows as usize);
+    let padded = apron_heights(grid, heights, he);
+    let (gc0, gr0) = global_post_index(grid, half_width);
+    (0..rows * cols)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|i| {
+            let (c, r) = (i % cols, i / cols);
+            let mut h = [[0.0f32; 3]; 3];
+            for (dz, hrow) in h.iter_mut().enumerate() {
+                // Padded row r + dz is grid row r + dz − 1.
+                let at = (r + dz) * (cols + 2) + c;
+                hrow.copy_from_slice(&padded[at..at + 3]);
+            }
+            post_normal(method, &h, grid.spacing as f32, gc0 + c as i64, gr0 + r as i64)
+        })
+        .collect()
+}
+
+/// The grid's heights with a 1-post apron: (cols + 2) × (rows + 2) posts, row-major from the
+/// south, padded row/column 0 being grid row/column −1. The apron ring comes from the height
+/// pass (exact heights one post outside the grid).
+pub fn apron_heights(grid: &Grid, heights: &[f32], he: &HeightEvaluator) -> Vec<f32> {
+    let (cols, rows) = (grid.cols as usize, grid.rows as usize);
     assert_eq!(heights.len(), cols * rows);
-    // The apron ring, from the height pass.
     let mut ring = Vec::new();
     for c in -1..=cols as i64 {
         ring.push((c, -1));
@@ -112,39 +134,27 @@ pub fn grid_normals(grid: &Grid, heights: &[f32], he: &HeightEvaluator, half_wid
         ring.push((-1, r));
         ring.push((cols as i64, r));
     }
-    let at = |c: i64, r: i64| {
-        let x = grid.x0 as f32 + c as f32 * grid.spacing as f32;
-        let z = grid.z0 as f32 + r as f32 * grid.spacing as f32;
-        (x, z)
-    };
-    let ring_points: Vec<(f32, f32)> = ring.iter().map(|&(c, r)| at(c, r)).collect();
+    let ring_points: Vec<(f32, f32)> = ring
+        .iter()
+        .map(|&(c, r)| (grid.x0 as f32 + c as f32 * grid.spacing as f32, grid.z0 as f32 + r as f32 * grid.spacing as f32))
+        .collect();
     let ring_heights = he.heights_at(&ring_points);
-    let ring_map: std::collections::HashMap<(i64, i64), f32> = ring.into_iter().zip(ring_heights).collect();
-    let height = |c: i64, r: i64| {
-        if c >= 0 && r >= 0 && (c as usize) < cols && (r as usize) < rows {
-            heights[r as usize * cols + c as usize]
-        } else {
-            ring_map[&(c, r)]
-        }
-    };
-    // Global post indices fix the quad diagonals (swg-trn §5.1): count from the map's edge.
+    let stride = cols + 2;
+    let mut padded = vec![0.0f32; stride * (rows + 2)];
+    for (r, row) in heights.chunks_exact(cols.max(1)).enumerate().take(rows) {
+        padded[(r + 1) * stride + 1..(r + 1) * stride + 1 + cols].copy_from_slice(row);
+    }
+    for (&(c, r), h) in ring.iter().zip(ring_heights) {
+        padded[(r + 1) as usize * stride + (c + 1) as usize] = h;
+    }
+    padded
+}
+
+/// Global post indices of the grid's first post, counted from the map's south-west edge:
+/// they fix the quad diagonals of the normals (swg-trn §5.1).
+pub fn global_post_index(grid: &Grid, half_width: f32) -> (i64, i64) {
     let half = f64::from(half_width);
-    let gc0 = ((grid.x0 + half) / grid.spacing).round() as i64;
-    let gr0 = ((grid.z0 + half) / grid.spacing).round() as i64;
-    (0..rows * cols)
-        .into_par_iter()
-        .with_min_len(1024)
-        .map(|i| {
-            let (c, r) = ((i % cols) as i64, (i / cols) as i64);
-            let mut h = [[0.0f32; 3]; 3];
-            for (dz, hrow) in h.iter_mut().enumerate() {
-                for (dx, v) in hrow.iter_mut().enumerate() {
-                    *v = height(c + dx as i64 - 1, r + dz as i64 - 1);
-                }
-            }
-            post_normal(method, &h, grid.spacing as f32, gc0 + c, gr0 + r)
-        })
-        .collect()
+    (((grid.x0 + half) / grid.spacing).round() as i64, ((grid.z0 + half) / grid.spacing).round() as i64)
 }
 
 /// Which traversals [`surface_results`] runs (the benchmark times them apart).

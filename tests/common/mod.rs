@@ -23,6 +23,19 @@ pub fn real_file(rel: &str) -> Option<PathBuf> {
     None
 }
 
+/// The GPU context, or `None` (skip with a message) outside CI; in CI (`CI=true`) a missing
+/// adapter fails.
+pub fn gpu() -> Option<trnbake::gpu::GpuContext> {
+    match trnbake::gpu::GpuContext::new(false, None) {
+        Ok(c) => Some(c),
+        Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => panic!("CI needs a GPU adapter (lavapipe): {e}"),
+        Err(e) => {
+            eprintln!("skipping GPU test: {e}");
+            None
+        }
+    }
+}
+
 /// Every `.trn` under `../shared/data/swg` (terrain/ and extra/), sorted.
 pub fn all_trn_files() -> Vec<PathBuf> {
     let mut v = Vec::new();

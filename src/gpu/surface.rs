@@ -1,0 +1,443 @@
+//! The surface passes on the GPU (swg-trn §5.2 steps 2–4): normals, the shader pass and the
+//! later (flora, environment, colour, exclude, passable) pass of `kernels/surface.wgsl` over
+//! the same plans the CPU reference walks ([`SurfaceEvaluator`]), tile by tile, with each
+//! tile's layer lists culled per [`BLOCK`]² block as the CPU culls them, and two tiles in
+//! flight. On lavapipe the results are bit-identical to `crate::surface::maps` (tests/
+//! gpu_surface_parity.rs).
+
+use super::records::SURFACE_PASS_WGSL;
+use super::{plan_buffers, storage_buffer, GpuContext, GpuError, TileSpec};
+use crate::eval::Grid;
+use crate::plan::{BakePlan, TileLayer, AFFECTOR_FLORA_BASE, FLORA_ADD, FLORA_REMOVE_ALL};
+use crate::surface::maps::{PostSurface, SurfaceGrid};
+use crate::surface::normals::NormalMethod;
+use crate::surface::{DirectionFilter, FeatherClamp, SurfaceEvaluator, SPLAT_LAYERS};
+use bytemuck::{Pod, Zeroable};
+use std::sync::mpsc;
+use wgpu::util::DeviceExt;
+
+/// Side in posts of the blocks each tile's layer lists are culled for (as the CPU's
+/// `surface_results`).
+pub const BLOCK: u32 = 128;
+/// Side in posts of the tiles one dispatch covers (a multiple of [`BLOCK`]).
+pub const TILE: u32 = 512;
+/// Deepest flora stack per class the kernel holds (`FLORA_STACK_DEPTH` in
+/// kernels/surface.wgsl): a block whose layer list holds more flora adds of one class than
+/// this is computed on the CPU.
+pub const FLORA_STACK_DEPTH: usize = 24;
+/// Storage buffers the surface passes bind (kernels/surface.wgsl bindings 1–21).
+pub const STORAGE_BUFFERS: u32 = 21;
+
+/// Binding numbers (group 0) of the surface passes that differ from the height pass's
+/// (bindings 0–16 are the same: params, the plan's buffers and the tile's layer list).
+pub mod binding {
+    /// Per culling block: [start, end) of its entries in `tile_layers` (`array<vec2<u32>>`).
+    pub const BLOCKS: u32 = 17;
+    /// Colour ramps (`array<u32>`, [`super::ramp_words`]).
+    pub const RAMPS: u32 = 18;
+    /// The tile's heights with a 1-post apron (`array<f32>`).
+    pub const HEIGHTS: u32 = 19;
+    /// Output: normals, 3 f32 a post (read_write).
+    pub const NORMALS: u32 = 20;
+    /// Output: one `GpuPostRecord` a post (read_write).
+    pub const SURFACE: u32 = 21;
+    /// Number of bindings.
+    pub const COUNT: u32 = 22;
+}
+
+/// Uniform parameters of one tile (binding 0). Keep in sync with `SurfaceParams` in
+/// kernels/surface.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable, PartialEq)]
+pub struct GpuSurfaceParams {
+    pub x0: f32,
+    pub z0: f32,
+    pub spacing: f32,
+    pub half_width: f32,
+    pub tile_c0: u32,
+    pub tile_r0: u32,
+    pub tile_cols: u32,
+    pub tile_rows: u32,
+    pub block: u32,
+    pub blocks_per_row: u32,
+    /// Global post indices of the tile's first post (mod 2^32): the quad diagonals.
+    pub parity_c0: u32,
+    pub parity_r0: u32,
+    /// 0 ignore, 1 threshold, 2 weight ([`FeatherClamp`]).
+    pub feather_clamp: u32,
+    /// 0 zero, 1 one ([`DirectionFilter`]; the aspect reading stays on the CPU).
+    pub direction: u32,
+    /// 0 faces, 1 central ([`NormalMethod`]).
+    pub normal_method: u32,
+    /// Must be 0 (`keep` in kernels/records.wgsl).
+    pub keep_zero: u32,
+}
+
+/// One post's result (binding 21). Keep in sync with `PostRecord` in kernels/surface.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable, PartialEq)]
+pub struct GpuPostRecord {
+    pub shader: i32,
+    pub splat_family: [i32; 4],
+    pub splat_weight: [f32; 4],
+    pub flora_family: [i32; 4],
+    pub flora_probability: [f32; 4],
+    pub environment: i32,
+    pub color: [f32; 3],
+    pub excluded: u32,
+    /// The APAS byte, or −1 where none applied.
+    pub passable: i32,
+    pub _pad: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<GpuPostRecord>() == 96 && SPLAT_LAYERS == 4);
+
+impl From<GpuPostRecord> for PostSurface {
+    fn from(r: GpuPostRecord) -> Self {
+        PostSurface {
+            shader: r.shader,
+            splat: std::array::from_fn(|k| (r.splat_family[k], r.splat_weight[k])),
+            flora: std::array::from_fn(|k| (r.flora_family[k], r.flora_probability[k])),
+            environment: r.environment,
+            color: r.color,
+            excluded: r.excluded != 0,
+            passable: u8::try_from(r.passable).ok(),
+        }
+    }
+}
+
+/// Which passes a run computes (the benchmark times them apart); normals always.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SurfacePasses {
+    Normals,
+    /// Normals and the shader pass.
+    Shader,
+    /// Normals, the shader pass and the later pass.
+    All,
+}
+
+/// The colour ramps of a plan as one word buffer: words 2i, 2i + 1 hold ramp i's first
+/// entry and length, the entries are 0xRRGGBB.
+pub fn ramp_words(plan: &BakePlan) -> Vec<u32> {
+    let mut words = vec![0u32; 2 * plan.ramps.len()];
+    for (i, ramp) in plan.ramps.iter().enumerate() {
+        words[2 * i] = words.len() as u32;
+        words[2 * i + 1] = ramp.len() as u32;
+        words.extend(ramp.iter().map(|c| u32::from(c[0]) << 16 | u32::from(c[1]) << 8 | u32::from(c[2])));
+    }
+    words
+}
+
+/// A tile's layer lists, one per [`BLOCK`]² block, concatenated with absolute indices.
+#[derive(Default)]
+struct BlockLists {
+    layers: Vec<TileLayer>,
+    boundaries: Vec<u32>,
+    /// [start, end) in `layers`, per block, row-major.
+    blocks: Vec<[u32; 2]>,
+    /// The most flora adds of one class on one block's list: a bound on its stack depth.
+    flora_adds: usize,
+}
+
+fn block_lists(plan: &BakePlan, grid: &Grid, tile: TileSpec) -> BlockLists {
+    let mut out = BlockLists::default();
+    for br in (0..tile.rows).step_by(BLOCK as usize) {
+        for bc in (0..tile.cols).step_by(BLOCK as usize) {
+            let (c0, r0) = (tile.c0 + bc, tile.r0 + br);
+            let (c1, r1) = (c0 + BLOCK.min(tile.cols - bc) - 1, r0 + BLOCK.min(tile.rows - br) - 1);
+            let list = plan.tile_layers(grid.area(c0, r0, c1, r1));
+            let (base_l, base_b) = (out.layers.len() as u32, out.boundaries.len() as u32);
+            let mut adds = [0usize; 4];
+            for e in &list.layers {
+                let l = &plan.layers[e.layer as usize];
+                for a in &plan.affectors[l.affector_start as usize..(l.affector_start + l.affector_count) as usize] {
+                    if (AFFECTOR_FLORA_BASE..AFFECTOR_FLORA_BASE + 4).contains(&a.kind) && a.operation & FLORA_REMOVE_ALL == 0 && a.operation & FLORA_ADD != 0 {
+                        adds[(a.kind - AFFECTOR_FLORA_BASE) as usize] += 1;
+                    }
+                }
+            }
+            out.flora_adds = out.flora_adds.max(adds.into_iter().max().unwrap_or(0));
+            out.layers.extend(list.layers.iter().map(|e| TileLayer { skip_to: e.skip_to + base_l, boundary_start: e.boundary_start + base_b, ..*e }));
+            out.boundaries.extend(&list.boundaries);
+            out.blocks.push([base_l, out.layers.len() as u32]);
+        }
+    }
+    out
+}
+
+/// The tiles of a grid, [`TILE`] posts a side from its south-west post (so the culling
+/// blocks fall where the CPU's do).
+fn surface_tiles(grid: &Grid) -> Vec<TileSpec> {
+    let mut v = Vec::new();
+    for r0 in (0..grid.rows).step_by(TILE as usize) {
+        for c0 in (0..grid.cols).step_by(TILE as usize) {
+            v.push(TileSpec { c0, r0, cols: TILE.min(grid.cols - c0), rows: TILE.min(grid.rows - r0) });
+        }
+    }
+    v
+}
+
+/// A plan uploaded for one of the two walks.
+struct PlanOnGpu<'a> {
+    plan: &'a BakePlan,
+    buffers: Vec<wgpu::Buffer>,
+    ramps: wgpu::Buffer,
+}
+
+/// The surface passes of one terrain with its plans uploaded once, for many tiles.
+pub struct GpuSurfacePass<'a> {
+    ctx: &'a GpuContext,
+    half_width: f32,
+    params: GpuSurfaceParams,
+    shader: PlanOnGpu<'a>,
+    later: PlanOnGpu<'a>,
+    layout: wgpu::BindGroupLayout,
+    pipelines: [wgpu::ComputePipeline; 3],
+}
+
+/// What receives each finished tile: its records and normals, row-major.
+type TileSink<'s> = dyn FnMut(TileSpec, &[GpuPostRecord], &[[f32; 3]]) + 's;
+
+struct InFlight {
+    tile: TileSpec,
+    staging: wgpu::Buffer,
+    records_bytes: u64,
+    done: mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    submission: wgpu::SubmissionIndex,
+}
+
+impl<'a> GpuSurfacePass<'a> {
+    /// Compile the kernels and upload the shader and later plans of `se`. Fails with
+    /// [`GpuError::Unsupported`] for options the kernels do not compute exactly (the FDIR
+    /// aspect reading needs atan2) and [`GpuError::Unsuitable`] when the adapter binds too
+    /// few storage buffers.
+    pub fn new(ctx: &'a GpuContext, se: &'a SurfaceEvaluator, method: NormalMethod) -> Result<GpuSurfacePass<'a>, GpuError> {
+        if se.opts.direction == DirectionFilter::Aspect {
+            return Err(GpuError::Unsupported("the FDIR aspect reading (--direction-filter aspect) needs atan2, which GPUs do not compute like the CPU".into()));
+        }
+        let have = ctx.limits.max_storage_buffers_per_shader_stage;
+        if have < STORAGE_BUFFERS {
+            return Err(GpuError::Unsuitable {
+                adapter: ctx.adapter.name.clone(),
+                reason: format!("the surface passes bind {STORAGE_BUFFERS} storage buffers per shader stage; the adapter allows {have}"),
+            });
+        }
+        let d = &ctx.device;
+        let scope = d.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = d.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("surface_pass"), source: wgpu::ShaderSource::Wgsl(SURFACE_PASS_WGSL.into()) });
+        let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer { ty, has_dynamic_offset: false, min_binding_size: None },
+            count: None,
+        };
+        let entries: Vec<wgpu::BindGroupLayoutEntry> = (0..binding::COUNT)
+            .map(|b| match b {
+                0 => entry(b, wgpu::BufferBindingType::Uniform),
+                binding::NORMALS | binding::SURFACE => entry(b, wgpu::BufferBindingType::Storage { read_only: false }),
+                _ => entry(b, wgpu::BufferBindingType::Storage { read_only: true }),
+            })
+            .collect();
+        let layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("surface_pass"), entries: &entries });
+        let pipeline_layout = d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some("surface_pass"), bind_group_layouts: &[Some(&layout)], immediate_size: 0 });
+        let pipelines = ["normals_pass", "shader_pass", "later_pass"].map(|name| {
+            d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(name),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(name),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Unsuitable { adapter: ctx.adapter.name.clone(), reason: e.to_string() });
+        }
+        let upload = |plan: &'a BakePlan| PlanOnGpu { plan, buffers: plan_buffers(d, plan), ramps: storage_buffer(d, "ramps", &ramp_words(plan), 0) };
+        let params = GpuSurfaceParams {
+            feather_clamp: match se.opts.feather_clamp {
+                FeatherClamp::Ignore => 0,
+                FeatherClamp::Threshold => 1,
+                FeatherClamp::Weight => 2,
+            },
+            direction: (se.opts.direction == DirectionFilter::One) as u32,
+            normal_method: (method == NormalMethod::Central) as u32,
+            block: BLOCK,
+            ..Default::default()
+        };
+        Ok(GpuSurfacePass { ctx, half_width: se.plan.half_width, params, shader: upload(&se.shader_plan), later: upload(&se.later_plan), layout, pipelines })
+    }
+
+    /// The culled block lists of every tile for both walks; fails with
+    /// [`GpuError::Unsupported`] when a block's flora stack could outgrow the kernel's.
+    fn lists(&self, grid: &Grid, tiles: &[TileSpec], passes: SurfacePasses) -> Result<Vec<[BlockLists; 2]>, GpuError> {
+        tiles
+            .iter()
+            .map(|&t| {
+                let shader = if passes >= SurfacePasses::Shader { block_lists(self.shader.plan, grid, t) } else { BlockLists::default() };
+                let later = if passes == SurfacePasses::All { block_lists(self.later.plan, grid, t) } else { BlockLists::default() };
+                if later.flora_adds > FLORA_STACK_DEPTH {
+                    return Err(GpuError::Unsupported(format!(
+                        "a {BLOCK}² block near post ({}, {}) walks {} flora adds of one class; the kernel holds {FLORA_STACK_DEPTH}",
+                        t.c0, t.r0, later.flora_adds
+                    )));
+                }
+                Ok([shader, later])
+            })
+            .collect()
+    }
+
+    fn submit(&self, grid: &Grid, padded: &[f32], tile: TileSpec, lists: &[BlockLists; 2], passes: SurfacePasses) -> InFlight {
+        let d = &self.ctx.device;
+        let (gc0, gr0) = crate::surface::maps::global_post_index(grid, self.half_width);
+        let params = GpuSurfaceParams {
+            x0: grid.x0 as f32,
+            z0: grid.z0 as f32,
+            spacing: grid.spacing as f32,
+            half_width: self.half_width,
+            tile_c0: tile.c0,
+            tile_r0: tile.r0,
+            tile_cols: tile.cols,
+            tile_rows: tile.rows,
+            blocks_per_row: tile.cols.div_ceil(BLOCK),
+            parity_c0: (gc0 + i64::from(tile.c0)) as u32,
+            parity_r0: (gr0 + i64::from(tile.r0)) as u32,
+            ..self.params
+        };
+        let uniform = d.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("surface params"), contents: bytemuck::bytes_of(&params), usage: wgpu::BufferUsages::UNIFORM });
+        // The tile's heights with their apron, from the grid's padded heights.
+        let stride = grid.cols as usize + 2;
+        let mut tile_heights = Vec::with_capacity((tile.cols as usize + 2) * (tile.rows as usize + 2));
+        for r in tile.r0 as usize..tile.r0 as usize + tile.rows as usize + 2 {
+            let at = r * stride + tile.c0 as usize;
+            tile_heights.extend_from_slice(&padded[at..at + tile.cols as usize + 2]);
+        }
+        let heights = storage_buffer(d, "surface heights", &tile_heights, 0.0);
+        let posts = u64::from(tile.cols) * u64::from(tile.rows);
+        let output = |label: &str, bytes: u64| {
+            d.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: bytes, usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC, mapped_at_creation: false })
+        };
+        let records_bytes = posts * std::mem::size_of::<GpuPostRecord>() as u64;
+        let normals_bytes = posts * 12;
+        let records = output("surface records", records_bytes);
+        let normals = output("surface normals", normals_bytes);
+        let staging = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("surface staging"),
+            size: records_bytes + normals_bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let bind = |plan: &PlanOnGpu, l: &BlockLists| {
+            let tile_layers = storage_buffer(d, "tile_layers", &l.layers, Default::default());
+            let tile_boundaries = storage_buffer(d, "tile_boundaries", &l.boundaries, 0);
+            let blocks = storage_buffer(d, "blocks", &l.blocks, [0; 2]);
+            let mut resources: Vec<&wgpu::Buffer> = vec![&uniform];
+            resources.extend(plan.buffers.iter());
+            resources.extend([&tile_layers, &tile_boundaries, &blocks, &plan.ramps, &heights, &normals, &records]);
+            let entries: Vec<wgpu::BindGroupEntry> =
+                resources.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
+            d.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("surface_pass"), layout: &self.layout, entries: &entries })
+        };
+        let shader_bind = bind(&self.shader, &lists[0]);
+        let later_bind = (passes == SurfacePasses::All).then(|| bind(&self.later, &lists[1]));
+        let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("surface_pass") });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("surface_pass"), timestamp_writes: None });
+            let groups = (tile.cols.div_ceil(8), tile.rows.div_ceil(8));
+            let mut run = |pipeline: &wgpu::ComputePipeline, bind: &wgpu::BindGroup| {
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, bind, &[]);
+                pass.dispatch_workgroups(groups.0, groups.1, 1);
+            };
+            run(&self.pipelines[0], &shader_bind);
+            if passes >= SurfacePasses::Shader {
+                run(&self.pipelines[1], &shader_bind);
+            }
+            if let Some(b) = &later_bind {
+                run(&self.pipelines[2], b);
+            }
+        }
+        enc.copy_buffer_to_buffer(&records, 0, &staging, 0, records_bytes);
+        enc.copy_buffer_to_buffer(&normals, 0, &staging, records_bytes, normals_bytes);
+        let submission = self.ctx.queue.submit([enc.finish()]);
+        let (tx, rx) = mpsc::channel();
+        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        InFlight { tile, staging, records_bytes, done: rx, submission }
+    }
+
+    fn finish(&self, f: InFlight, sink: &mut TileSink) -> Result<(), GpuError> {
+        self.ctx
+            .device
+            .poll(wgpu::PollType::Wait { submission_index: Some(f.submission), timeout: None })
+            .map_err(|e| GpuError::Runtime(e.to_string()))?;
+        f.done
+            .recv()
+            .map_err(|e| GpuError::Runtime(e.to_string()))?
+            .map_err(|e| GpuError::Runtime(format!("reading a surface tile back failed: {e}")))?;
+        {
+            let view = f.staging.slice(..).get_mapped_range().map_err(|e| GpuError::Runtime(e.to_string()))?;
+            let (records, normals) = view.split_at(f.records_bytes as usize);
+            sink(f.tile, bytemuck::cast_slice(records), bytemuck::cast_slice(normals));
+        }
+        f.staging.unmap();
+        Ok(())
+    }
+
+    /// Normals and `passes` at every post of `grid` from its heights with their 1-post apron
+    /// (`crate::surface::maps::apron_heights`), row-major from the south. The results of the
+    /// passes not run hold their empty values.
+    pub fn run(&self, grid: &Grid, padded: &[f32], passes: SurfacePasses) -> Result<SurfaceGrid, GpuError> {
+        assert_eq!(padded.len(), (grid.cols as usize + 2) * (grid.rows as usize + 2), "heights with a 1-post apron");
+        let tiles = surface_tiles(grid);
+        let lists = self.lists(grid, &tiles, passes)?;
+        let cols = grid.cols as usize;
+        let n = cols * grid.rows as usize;
+        let mut normals = vec![[0.0f32; 3]; n];
+        let mut results = vec![PostSurface::default(); n];
+        let mut sink = |t: TileSpec, recs: &[GpuPostRecord], ns: &[[f32; 3]]| {
+            for r in 0..t.rows as usize {
+                let dst = (t.r0 as usize + r) * cols + t.c0 as usize;
+                let src = r * t.cols as usize;
+                normals[dst..dst + t.cols as usize].copy_from_slice(&ns[src..src + t.cols as usize]);
+                for (out, rec) in results[dst..dst + t.cols as usize].iter_mut().zip(&recs[src..src + t.cols as usize]) {
+                    *out = (*rec).into();
+                }
+            }
+        };
+        let scope = self.ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut pending: Option<InFlight> = None;
+        for (&t, l) in tiles.iter().zip(&lists) {
+            let next = self.submit(grid, padded, t, l, passes);
+            if let Some(prev) = pending.take() {
+                self.finish(prev, &mut sink)?;
+            }
+            pending = Some(next);
+        }
+        if let Some(prev) = pending.take() {
+            self.finish(prev, &mut sink)?;
+        }
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Runtime(e.to_string()));
+        }
+        if passes == SurfacePasses::Normals {
+            results.fill(PostSurface::default());
+        }
+        Ok(SurfaceGrid { grid: *grid, normals, results })
+    }
+}
+
+/// Normals and both surface passes at every post of `grid` on the GPU: the GPU twin of
+/// `crate::surface::maps::evaluate`.
+pub fn evaluate(
+    ctx: &GpuContext,
+    grid: &Grid,
+    heights: &[f32],
+    he: &crate::eval::HeightEvaluator,
+    se: &SurfaceEvaluator,
+    method: NormalMethod,
+) -> Result<SurfaceGrid, GpuError> {
+    let pass = GpuSurfacePass::new(ctx, se, method)?;
+    pass.run(grid, &crate::surface::maps::apron_heights(grid, heights, he), SurfacePasses::All)
+}

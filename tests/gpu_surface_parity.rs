@@ -1,0 +1,195 @@
+//! The surface passes on the GPU (lavapipe in CI) against the CPU reference on the same
+//! plans and heights (issue #7): normals, shader id, splat weights, flora ids and
+//! probabilities per class, environment, colour, exclude and passable, map by map, with how
+//! many posts are bit-identical. Grids: the demo terrain under every surface option, and on
+//! tatooine and mustafar the whole map at 32 m plus a 256² window at 2 m on the busiest area.
+
+mod common;
+use common::gpu;
+use trnbake::eval::{Grid, HeightEvaluator};
+use trnbake::gpu::GpuContext;
+use trnbake::plan::HeightOptions;
+use trnbake::surface::maps::{evaluate, splat_bytes, SurfaceGrid};
+use trnbake::surface::normals::NormalMethod;
+use trnbake::surface::{DirectionFilter, FeatherClamp, SurfaceEvaluator, SurfaceOptions};
+use trnbake::trn::Terrain;
+
+/// Posts that agree bit for bit, posts within the map's tolerance, and posts where the CPU's
+/// map holds something (so a map that is empty everywhere cannot pass unnoticed).
+#[derive(Default)]
+struct Tally {
+    same: usize,
+    within: usize,
+    posts: usize,
+    used: usize,
+}
+
+impl Tally {
+    fn add(&mut self, same: bool, within: bool, used: bool) {
+        self.posts += 1;
+        self.same += same as usize;
+        self.within += (same || within) as usize;
+        self.used += used as usize;
+    }
+}
+
+fn byte(c: f32, scale: f32) -> i64 {
+    (c.clamp(0.0, 1.0) * scale).round() as i64
+}
+
+/// Compare the GPU's surface grid with the CPU's, print one line per map and assert the
+/// issue's tolerances: ids, exclude and passable identical; normals within 1e-5; splat
+/// weights and colour within 1 LSB of 255; flora probabilities within 1 LSB of 65535.
+fn compare(name: &str, cpu: &SurfaceGrid, gpu: &SurfaceGrid) {
+    let n = cpu.results.len();
+    assert_eq!(gpu.results.len(), n);
+    let mut families: Vec<i32> = cpu.results.iter().chain(&gpu.results).flat_map(|r| r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0)).collect();
+    families.sort_unstable();
+    families.dedup();
+    let mut maps: Vec<(&str, Tally)> =
+        ["normals", "shader id", "splat weights", "flora ids", "flora probabilities", "env", "colour", "exclude", "passable"].map(|m| (m, Tally::default())).into();
+    for i in 0..n {
+        let (c, g) = (&cpu.results[i], &gpu.results[i]);
+        let (cn, gn) = (cpu.normals[i], gpu.normals[i]);
+        let bits = |v: [f32; 3]| v.map(f32::to_bits);
+        maps[0].1.add(bits(cn) == bits(gn), (0..3).all(|k| (cn[k] - gn[k]).abs() <= 1e-5), cn[1] < 1.0);
+        maps[1].1.add(c.shader == g.shader, false, c.shader != 0);
+        let raw_same = c.splat.iter().zip(&g.splat).all(|(a, b)| a.0 == b.0 && a.1.to_bits() == b.1.to_bits());
+        let (cb, gb) = (splat_bytes(c, &families), splat_bytes(g, &families));
+        maps[2].1.add(raw_same, cb.iter().zip(&gb).all(|(a, b)| a.abs_diff(*b) <= 1), cb.iter().filter(|&&w| w > 0).count() > 1);
+        maps[3].1.add((0..4).all(|k| c.flora[k].0 == g.flora[k].0), false, c.flora.iter().any(|f| f.0 != 0));
+        maps[4].1.add(
+            (0..4).all(|k| c.flora[k].1.to_bits() == g.flora[k].1.to_bits()),
+            (0..4).all(|k| (byte(c.flora[k].1, 65535.0) - byte(g.flora[k].1, 65535.0)).abs() <= 1),
+            c.flora.iter().any(|f| f.1 > 0.0 && f.1 < 1.0),
+        );
+        maps[5].1.add(c.environment == g.environment, false, c.environment != 0);
+        maps[6].1.add(
+            (0..3).all(|k| c.color[k].to_bits() == g.color[k].to_bits()),
+            (0..3).all(|k| (byte(c.color[k], 255.0) - byte(g.color[k], 255.0)).abs() <= 1),
+            c.color != [0.0; 3],
+        );
+        maps[7].1.add(c.excluded == g.excluded, false, c.excluded);
+        maps[8].1.add(c.passable == g.passable, false, c.passable.is_some());
+    }
+    let g = &cpu.grid;
+    eprintln!("{name}: {}x{} posts at {} m from ({}, {})", g.cols, g.rows, g.spacing, g.x0, g.z0);
+    for (map, t) in &maps {
+        eprintln!(
+            "  {map:<20} {:>8}/{} bit-identical ({:.4} %), {} within tolerance; {} posts in use",
+            t.same,
+            t.posts,
+            100.0 * t.same as f64 / t.posts as f64,
+            t.within,
+            t.used
+        );
+    }
+    for (map, t) in &maps {
+        assert_eq!(t.within, t.posts, "{name}: {} posts of {map} differ beyond tolerance", t.posts - t.within);
+    }
+}
+
+fn evaluators(t: &Terrain, opts: SurfaceOptions) -> (HeightEvaluator, SurfaceEvaluator) {
+    let h = HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() };
+    (HeightEvaluator::new(t, &h).unwrap(), SurfaceEvaluator::new(t, &h, opts).unwrap())
+}
+
+fn parity(name: &str, ctx: &GpuContext, he: &HeightEvaluator, se: &SurfaceEvaluator, grid: Grid, method: NormalMethod) {
+    let mut heights = vec![0.0f32; grid.cols as usize * grid.rows as usize];
+    he.grid_region(&grid, 0, 0, grid.cols, grid.rows, 256, &mut heights);
+    let t0 = std::time::Instant::now();
+    let cpu = evaluate(&grid, &heights, he, se, method);
+    let t1 = std::time::Instant::now();
+    let gpu = trnbake::gpu::surface::evaluate(ctx, &grid, &heights, he, se, method).unwrap();
+    eprintln!("{name}: CPU {:.2} s, GPU {:.2} s", (t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64());
+    compare(name, &cpu, &gpu);
+}
+
+#[test]
+fn demo_terrain_under_every_surface_option() {
+    let Some(ctx) = gpu() else { return };
+    let t = trnbake::app::demo_terrain();
+    // Not on a 128-post block boundary, so blocks and tiles are ragged.
+    let grid = Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 };
+    for feather_clamp in [FeatherClamp::Threshold, FeatherClamp::Ignore, FeatherClamp::Weight] {
+        for direction in [DirectionFilter::Zero, DirectionFilter::One] {
+            let (he, se) = evaluators(&t, SurfaceOptions { feather_clamp, direction });
+            parity(&format!("demo {feather_clamp:?} {direction:?}"), &ctx, &he, &se, grid, NormalMethod::Faces);
+        }
+    }
+    let (he, se) = evaluators(&t, SurfaceOptions::default());
+    parity("demo central normals", &ctx, &he, &se, grid, NormalMethod::Central);
+}
+
+#[test]
+fn aspect_direction_filter_stays_on_the_cpu() {
+    let Some(ctx) = gpu() else { return };
+    let t = trnbake::app::demo_terrain();
+    let (_, se) = evaluators(&t, SurfaceOptions { direction: DirectionFilter::Aspect, ..Default::default() });
+    let e = trnbake::gpu::surface::GpuSurfacePass::new(&ctx, &se, NormalMethod::Faces).err().expect("the aspect reading is refused");
+    assert!(matches!(e, trnbake::gpu::GpuError::Unsupported(_)), "{e}");
+}
+
+/// The 256² window at 2 m (on a 512 m lattice) whose culled surface programs hold the most
+/// boundaries: a city or another hand-made area.
+fn busy_window(se: &SurfaceEvaluator) -> Grid {
+    let half = se.plan.half_width;
+    let mut best = (0usize, 0.0f32, 0.0f32);
+    let mut z = -half + 512.0;
+    while z + 512.0 <= half {
+        let mut x = -half + 512.0;
+        while x + 512.0 <= half {
+            let tiles = se.tile([x, z, x + 510.0, z + 510.0]);
+            let score = tiles.shader.boundaries.len() + tiles.later.boundaries.len();
+            if score > best.0 {
+                best = (score, x, z);
+            }
+            x += 512.0;
+        }
+        z += 512.0;
+    }
+    Grid { x0: f64::from(best.1), z0: f64::from(best.2), spacing: 2.0, cols: 256, rows: 256 }
+}
+
+#[test]
+fn gpu_surface_matches_cpu_on_tatooine_and_mustafar() {
+    let Some(ctx) = gpu() else { return };
+    for name in ["tatooine", "mustafar"] {
+        let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
+        let t = Terrain::load(&p).unwrap();
+        let (he, se) = evaluators(&t, SurfaceOptions::default());
+        let half = f64::from(se.plan.half_width);
+        let n = (2.0 * half / 32.0) as u32 + 1;
+        parity(&format!("{name} whole map"), &ctx, &he, &se, Grid { x0: -half, z0: -half, spacing: 32.0, cols: n, rows: n }, NormalMethod::Faces);
+        parity(&format!("{name} busiest 2 m window"), &ctx, &he, &se, busy_window(&se), NormalMethod::Faces);
+    }
+}
+
+/// `bake --maps auto --backend gpu` computes the surface maps on the GPU, says so in the
+/// manifest, and writes the same bytes as `--backend cpu` for every output.
+#[test]
+fn gpu_bake_writes_the_cpu_bakes_maps() {
+    let Some(_ctx) = gpu() else { return };
+    let bake = |backend: &str| {
+        let out = std::env::temp_dir().join(format!("trnbake-test-{}-surface-{backend}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_trnbake"))
+            .args(["bake", "--backend", backend, "--spacing", "16", "-q", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+        std::fs::remove_dir_all(&out).unwrap();
+        m
+    };
+    let (cpu, gpu) = (bake("cpu"), bake("gpu"));
+    assert_eq!(cpu["surface_maps_backend"], "cpu");
+    assert_eq!(gpu["surface_maps_backend"], "gpu");
+    let files = |m: &serde_json::Value| -> Vec<(String, String)> {
+        m["outputs"].as_array().unwrap().iter().map(|f| (f["path"].as_str().unwrap().to_string(), f["sha256"].as_str().unwrap_or("").to_string())).collect()
+    };
+    let (c, g) = (files(&cpu), files(&gpu));
+    assert!(c.len() > 10, "{c:?}");
+    assert_eq!(c, g, "the GPU bake's outputs differ from the CPU bake's");
+}
