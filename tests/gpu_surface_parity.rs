@@ -193,3 +193,27 @@ fn gpu_bake_writes_the_cpu_bakes_maps() {
     assert!(c.len() > 10, "{c:?}");
     assert_eq!(c, g, "the GPU bake's outputs differ from the CPU bake's");
 }
+
+/// The golden fixtures with roads, rivers, ribbons and every surface rule kind (authored
+/// terrains in `golden/`), with the road and river height model on: the road / river /
+/// ribbon shader parts (§5.12 step 5) and the water-adjacent rules run on both backends.
+#[test]
+fn gpu_surface_matches_cpu_on_road_and_surface_fixtures() {
+    let Some(ctx) = gpu() else { return };
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
+    for name in ["roads_water", "surfaces"] {
+        let t = trnbake::golden::load_terrain(&golden.join(format!("{name}.json"))).unwrap();
+        let h = HeightOptions { roads: true, ..Default::default() };
+        let he = HeightEvaluator::new(&t, &h).unwrap();
+        let se = SurfaceEvaluator::new(&t, &h, SurfaceOptions::default()).unwrap();
+        let road_shaders = se.later_plan.affectors.iter().filter(|a| a.kind == trnbake::plan::AFFECTOR_ROAD_SHADER).count();
+        if name == "roads_water" {
+            assert!(road_shaders > 0, "{name} must exercise the road / river / ribbon shader parts");
+        }
+        let half = f64::from(t.header.map_width) / 2.0;
+        let spacing = 4.0;
+        let n = (2.0 * half / spacing) as u32 + 1;
+        let grid = Grid { x0: -half, z0: -half, spacing, cols: n, rows: n };
+        parity(&format!("{name} ({road_shaders} road shader parts)"), &ctx, &he, &se, grid, NormalMethod::Faces);
+    }
+}
