@@ -277,12 +277,12 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         report.total_seconds = start.elapsed().as_secs_f64();
         return Ok(report);
     }
-    assemble(&job.params, &job.grid, &[job.outdir.clone()], &job.outdir, &job.export, job.quiet, &mut report)?;
+    assemble(&job.params, &job.grid, std::slice::from_ref(&job.outdir), &job.outdir, &job.export, job.quiet, &mut report)?;
     if let Some(hook) = &job.surface_maps {
         // The surface maps need the whole grid (bake --maps auto keeps them to grids that
         // fit): read it back from the checkpoints.
         let t_maps = Instant::now();
-        let source = CheckpointSource::new(&job.grid, job.params.tile, &[job.outdir.clone()])?;
+        let source = CheckpointSource::new(&job.grid, job.params.tile, std::slice::from_ref(&job.outdir))?;
         let mut heights = Vec::new();
         heights.try_reserve_exact(job.grid.cols as usize * job.grid.rows as usize).context("not enough memory for the surface maps")?;
         heights.resize(job.grid.cols as usize * job.grid.rows as usize, 0.0f32);

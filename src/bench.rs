@@ -203,6 +203,9 @@ fn synthetic_height(x: f64, z: f64) -> f32 {
     h as f32
 }
 
+/// One way of writing a file in the export benchmark (a writer with its options).
+type WriteVariant<'a> = Box<dyn Fn() -> std::io::Result<crate::export::WrittenFile> + 'a>;
+
 /// Measure every writer on an `n × n` synthetic grid at 1 m (`n = 16385` is a 16384 m planet
 /// at 1 m), with and without compression. The grid is first streamed into a raw float file in
 /// `dir` (as a bake's checkpoints are), then each writer streams from it through the same
@@ -253,7 +256,7 @@ pub fn run_export(n: u32, dir: &std::path::Path, formats: &[crate::export::set::
     let mut cases = Vec::new();
     let out = |ext: &str| dir.join(format!("{tag}-out.{ext}"));
     for &f in formats {
-        let variants: Vec<(&str, Box<dyn Fn() -> std::io::Result<crate::export::WrittenFile> + '_>, u64)> = match f {
+        let variants: Vec<(&str, WriteVariant<'_>, u64)> = match f {
             Format::Tif | Format::Tif16 => {
                 let sample = match f {
                     Format::Tif => TiffSample::F32,

@@ -408,7 +408,7 @@ mod tests {
         let mut bytes = form(b"TEST", &[]);
         bytes.push(0);
         assert!(parse(&bytes, &Limits::default()).unwrap_err().message.contains("after the root"));
-        assert!(parse(&[b'F', b'O'], &Limits::default()).is_err());
+        assert!(parse(b"FO", &Limits::default()).is_err());
         assert!(parse(&chunk(b"DATA", &[]), &Limits::default()).is_err());
     }
 

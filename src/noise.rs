@@ -143,6 +143,8 @@ pub fn fast_floor(x: f32) -> f32 {
 /// `pow_f32` in kernels/noise.wgsl is its line-by-line twin. Accuracy: within 1e-6 of f64
 /// `powf` for results in [0.01, 1] and 1e-8 absolute below (tested).
 #[inline]
+// The literals are the WGSL twin's (kernels/noise.wgsl), digit for digit.
+#[allow(clippy::approx_constant)]
 pub fn pow_f32(x: f32, y: f32) -> f32 {
     if y == 0.0 {
         return 1.0;
@@ -930,6 +932,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::approx_constant)]
     fn pow_f32_is_accurate() {
         let mut worst = 0.0f64;
         for i in 0..=2000 {

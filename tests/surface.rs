@@ -128,7 +128,7 @@ fn demo_bake_writes_surface_maps() {
     assert_eq!((info.width, info.height), (257, 257));
     let legend: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("splat_legend.json")).unwrap()).unwrap();
     let channels = legend["channels"].as_array().unwrap().len();
-    assert!(channels >= 1 && channels <= 4, "the demo has 1–4 shader families: {channels}");
+    assert!((1..=4).contains(&channels), "the demo has 1–4 shader families: {channels}");
     let mut shaded = 0;
     for px in splat.chunks(4) {
         let sum: u32 = px.iter().map(|&v| u32::from(v)).sum();

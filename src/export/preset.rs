@@ -49,7 +49,7 @@ pub fn unreal_layout(n: u32) -> Option<UnrealLayout> {
     for q in UNREAL_SECTION_QUADS {
         for s in [1, 2] {
             let cq = q * s;
-            if n < 2 || (n - 1) % cq != 0 {
+            if n < 2 || !(n - 1).is_multiple_of(cq) {
                 continue;
             }
             let k = (n - 1) / cq;

@@ -244,7 +244,7 @@ pub fn splat_bytes(r: &PostSurface, families: &[i32]) -> Vec<u8> {
 
 /// A hillshade value in [0, 1] for a unit normal: light from the north-west at 45°.
 pub fn hillshade(n: [f32; 3]) -> f32 {
-    let l = [-0.5f32, 0.707_106_8, 0.5];
+    let l = [-0.5f32, std::f32::consts::FRAC_1_SQRT_2, 0.5];
     (n[0] * l[0] + n[1] * l[1] + n[2] * l[2]).clamp(0.0, 1.0)
 }
 
@@ -402,12 +402,15 @@ pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceE
     Ok(files)
 }
 
+/// Every family's placement probability at one post, per flora class: `[class] → [(family, probability)]`.
+type ClassProbabilities = [Vec<(i32, f32)>; 4];
+
 /// Every family's placement probability per post and flora class (swg-trn §5.9 stack
-/// reading), re-walking the later pass: `[post][class] → [(family, probability)]`.
-fn flora_probabilities(s: &SurfaceGrid, heights: &[f32], se: &SurfaceEvaluator) -> Vec<[Vec<(i32, f32)>; 4]> {
+/// reading), re-walking the later pass.
+fn flora_probabilities(s: &SurfaceGrid, heights: &[f32], se: &SurfaceEvaluator) -> Vec<ClassProbabilities> {
     let g = &s.grid;
     let cols = g.cols as usize;
-    let rows: Vec<Vec<[Vec<(i32, f32)>; 4]>> = (0..g.rows)
+    let rows: Vec<Vec<ClassProbabilities>> = (0..g.rows)
         .into_par_iter()
         .map(|r| {
             let tile = se.tile(g.area(0, r, g.cols - 1, r));
@@ -426,7 +429,7 @@ fn flora_probabilities(s: &SurfaceGrid, heights: &[f32], se: &SurfaceEvaluator) 
 
 /// `flora_<class>_family_<id>.png`: each family's placement probability (16-bit, 0..65535 =
 /// 0..1), for every family that can be placed somewhere in the grid.
-fn write_flora_family_maps(outdir: &Path, pg: &PostGrid, probs: &[[Vec<(i32, f32)>; 4]]) -> anyhow::Result<Vec<WrittenFile>> {
+fn write_flora_family_maps(outdir: &Path, pg: &PostGrid, probs: &[ClassProbabilities]) -> anyhow::Result<Vec<WrittenFile>> {
     let mut files = Vec::new();
     for (class, name) in FLORA_CLASSES.iter().enumerate() {
         let mut families: Vec<i32> = probs.iter().flat_map(|p| p[class].iter().map(|e| e.0)).collect();
@@ -455,7 +458,7 @@ fn post_random(gc: i64, gr: i64, stream: u64) -> f64 {
 /// instance, of family k with probability P(k), at a jittered position in the cell, with the
 /// exact ground height there. Not the original client's placement (swg-trn §5.9: its seeds
 /// are not public), but the same densities.
-fn write_scatter(outdir: &Path, s: &SurfaceGrid, probs: &[[Vec<(i32, f32)>; 4]], he: &HeightEvaluator, half: f32) -> anyhow::Result<Vec<WrittenFile>> {
+fn write_scatter(outdir: &Path, s: &SurfaceGrid, probs: &[ClassProbabilities], he: &HeightEvaluator, half: f32) -> anyhow::Result<Vec<WrittenFile>> {
     let g = &s.grid;
     let cols = g.cols as usize;
     let gc0 = ((g.x0 + f64::from(half)) / g.spacing).round() as i64;

@@ -76,9 +76,9 @@ mod tests {
 
     fn plane(sx: f32, sz: f32) -> [[f32; 3]; 3] {
         let mut h = [[0.0; 3]; 3];
-        for dz in 0..3 {
-            for dx in 0..3 {
-                h[dz][dx] = 10.0 + sx * (dx as f32 - 1.0) * 2.0 + sz * (dz as f32 - 1.0) * 2.0;
+        for (dz, row) in h.iter_mut().enumerate() {
+            for (dx, v) in row.iter_mut().enumerate() {
+                *v = 10.0 + sx * (dx as f32 - 1.0) * 2.0 + sz * (dz as f32 - 1.0) * 2.0;
             }
         }
         h
