@@ -42,7 +42,10 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Check { golden, backend, bless, report, fixture } => check(golden, backend, bless, report, fixture, cli.quiet),
         Command::Adapters => adapters(),
-        Command::Bench { file, repeat, json, full_16m, height } => bench(file.as_deref(), repeat, json, full_16m, &height),
+        Command::Bench { file, repeat, json, full_16m, planet, planet_cpu, planet_tile, height } => {
+            let planet = planet.map(|spacings| (spacings, planet_tile, planet_cpu));
+            bench(file.as_deref(), repeat, json, full_16m, planet, &height)
+        }
         Command::Convert(args) => convert(&args, cli.quiet),
         Command::BenchExport { posts, dir, format, json } => bench_export(posts, dir, format.as_deref(), json),
     }
@@ -615,12 +618,20 @@ fn adapters() -> Result<()> {
     Ok(())
 }
 
-fn bench(file: Option<&Path>, repeat: usize, json: bool, full_16m: bool, args: &HeightArgs) -> Result<()> {
+/// `trnbake bench`: the standard cases, or with `planet` = (spacings, tile, with CPU) only the
+/// full-planet case.
+fn bench(file: Option<&Path>, repeat: usize, json: bool, full_16m: bool, planet: Option<(Vec<f64>, Option<u32>, bool)>, args: &HeightArgs) -> Result<()> {
     let t = load_terrain(file)?;
     let e = height_evaluator(&t, args, file)?;
-    let mut cases = crate::bench::run_standard(&t, &e, repeat, full_16m)?;
-    let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, file), Default::default())?;
-    cases.extend(crate::bench::run_surface(&t, &e, &surface)?);
+    let cases = match planet {
+        Some((spacings, tile, with_cpu)) => crate::bench::run_planet(&t, &e, &spacings, tile, with_cpu)?,
+        None => {
+            let mut cases = crate::bench::run_standard(&t, &e, repeat, full_16m)?;
+            let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, file), Default::default())?;
+            cases.extend(crate::bench::run_surface(&t, &e, &surface)?);
+            cases
+        }
+    };
     let mut out = std::io::stdout().lock();
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&cases)?)?;

@@ -92,6 +92,56 @@ pub fn run_standard(t: &crate::trn::Terrain, e: &HeightEvaluator, repeat: usize,
     Ok(cases)
 }
 
+/// The full map at each of `spacings` (the H200 figures of the height issue: 2 m and 1 m),
+/// heights into host memory: on the GPU backend split into plan upload, compute without
+/// read-back (dispatches + wait) and end to end (compute, read-back and assembly in one
+/// `Vec<f32>`), in tiles of `tile` posts (default: the bake's, the adapter's largest up to 2048²); on
+/// the CPU backend too when `with_cpu`.
+pub fn run_planet(t: &crate::trn::Terrain, e: &HeightEvaluator, spacings: &[f64], tile: Option<u32>, with_cpu: bool) -> anyhow::Result<Vec<BenchCase>> {
+    let half = f64::from(t.header.map_width) / 2.0;
+    let mut cases = Vec::new();
+    let case = |name: String, backend: &str, posts: u64, seconds: f64| BenchCase { name, backend: backend.into(), posts, seconds, posts_per_second: posts as f64 / seconds };
+    let gpu = match crate::gpu::GpuContext::new(false, None) {
+        Ok(c) => Some(c),
+        Err(err) => {
+            tracing::warn!("GPU backend not measured: {err}");
+            None
+        }
+    };
+    for &spacing in spacings {
+        anyhow::ensure!(spacing > 0.0, "--planet spacings must be positive");
+        let n = (2.0 * half / spacing) as u32 + 1;
+        let grid = square_grid(-half, -half, spacing, n);
+        let posts = u64::from(n) * u64::from(n);
+        let what = format!("full map at {spacing} m ({n}²)");
+        if let Some(ctx) = &gpu {
+            let side = tile.unwrap_or_else(|| ctx.max_tile(2048));
+            let tiles = crate::bake::tiles(&grid, side);
+            let t0 = Instant::now();
+            let pass = crate::gpu::GpuHeightPass::new(ctx, &e.plan);
+            let upload = t0.elapsed().as_secs_f64();
+            let t1 = Instant::now();
+            pass.compute_only(&grid, &tiles)?;
+            let compute = t1.elapsed().as_secs_f64();
+            let t2 = Instant::now();
+            let heights = pass.run_grid(&grid, side)?;
+            let end_to_end = t2.elapsed().as_secs_f64();
+            drop(heights);
+            let label = |part: &str| format!("{what}, {part}, {side}² tiles [{}]", ctx.adapter.name);
+            cases.push(case(label("plan upload"), "gpu", posts, upload));
+            cases.push(case(label("compute, no read-back"), "gpu", posts, compute));
+            cases.push(case(label("heights in host memory"), "gpu", posts, end_to_end));
+        }
+        if with_cpu || gpu.is_none() {
+            let t0 = Instant::now();
+            let mut out = vec![0.0f32; posts as usize];
+            cpu_grid(e, &grid, crate::bake::CPU_CULL_BLOCK, &mut out);
+            cases.push(case(format!("{what}, heights in host memory"), "cpu", posts, t0.elapsed().as_secs_f64()));
+        }
+    }
+    Ok(cases)
+}
+
 /// The surface passes over the full map at 8 m, each timed on its own, on the CPU and, when
 /// an adapter exists, the GPU backend (all in one run so ratios are fair): normals from the
 /// finished heights, the shader pass, and the later (flora, environment, colour, exclude,

@@ -155,6 +155,18 @@ pub enum Command {
         /// Also bake the full map at 16 m spacing on the CPU backend (the CPU reference figure of the height issue).
         #[arg(long)]
         full_16m: bool,
+        /// Only the full-planet case: the whole map's heights in host memory at each of these
+        /// spacings (e.g. `--planet 2,1`, the figures for a real GPU), split into plan upload,
+        /// compute without read-back, and end to end; on the GPU backend, and on the CPU too
+        /// with `--planet-cpu`.
+        #[arg(long, value_delimiter = ',', value_name = "SPACINGS")]
+        planet: Option<Vec<f64>>,
+        /// With --planet: also time the CPU backend.
+        #[arg(long, requires = "planet")]
+        planet_cpu: bool,
+        /// With --planet: GPU tile side in posts (default: as `bake`, the largest that fits one binding, at most 2048).
+        #[arg(long, requires = "planet")]
+        planet_tile: Option<u32>,
         #[command(flatten)]
         height: HeightArgs,
     },

@@ -225,7 +225,8 @@ fn plan_buffers(d: &wgpu::Device, plan: &BakePlan) -> Vec<wgpu::Buffer> {
 
 struct InFlight {
     tile: TileSpec,
-    staging: wgpu::Buffer,
+    /// None when the tile is computed without reading it back ([`GpuHeightPass::compute_only`]).
+    staging: Option<wgpu::Buffer>,
     done: mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
     submission: wgpu::SubmissionIndex,
 }
@@ -235,7 +236,8 @@ impl<'a> GpuHeightPass<'a> {
         GpuHeightPass { ctx, plan, buffers: plan_buffers(&ctx.device, plan) }
     }
 
-    fn submit(&self, grid: &Grid, tile: TileSpec) -> InFlight {
+    /// Encode and submit `tile`; with `readback`, also copy it to a staging buffer and map it.
+    fn submit(&self, grid: &Grid, tile: TileSpec, readback: bool) -> InFlight {
         let d = &self.ctx.device;
         let list = self.plan.tile_layers(grid.area(tile.c0, tile.r0, tile.c0 + tile.cols - 1, tile.r0 + tile.rows - 1));
         let params = GpuParams {
@@ -266,11 +268,13 @@ impl<'a> GpuHeightPass<'a> {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
-        let staging = d.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("staging"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
+        let staging = readback.then(|| {
+            d.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("staging"),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
         });
         let mut resources: Vec<&wgpu::Buffer> = vec![&uniform];
         resources.extend(self.buffers.iter());
@@ -290,12 +294,19 @@ impl<'a> GpuHeightPass<'a> {
             pass.set_bind_group(0, &bind, &[]);
             pass.dispatch_workgroups(tile.cols.div_ceil(8), tile.rows.div_ceil(8), 1);
         }
-        enc.copy_buffer_to_buffer(&output, 0, &staging, 0, bytes);
+        if let Some(staging) = &staging {
+            enc.copy_buffer_to_buffer(&output, 0, staging, 0, bytes);
+        }
         let submission = self.ctx.queue.submit([enc.finish()]);
         let (tx, rx) = mpsc::channel();
-        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
+        match &staging {
+            Some(s) => s.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+                let _ = tx.send(r);
+            }),
+            None => {
+                let _ = tx.send(Ok(()));
+            }
+        }
         InFlight { tile, staging, done: rx, submission }
     }
 
@@ -308,11 +319,13 @@ impl<'a> GpuHeightPass<'a> {
             .recv()
             .map_err(|e| GpuError::Runtime(e.to_string()))?
             .map_err(|e| GpuError::Runtime(format!("reading a tile back failed: {e}")))?;
-        {
-            let view = f.staging.slice(..).get_mapped_range().map_err(|e| GpuError::Runtime(e.to_string()))?;
-            sink(f.tile, bytemuck::cast_slice(&view));
+        if let Some(staging) = &f.staging {
+            {
+                let view = staging.slice(..).get_mapped_range().map_err(|e| GpuError::Runtime(e.to_string()))?;
+                sink(f.tile, bytemuck::cast_slice(&view));
+            }
+            staging.unmap();
         }
-        f.staging.unmap();
         Ok(())
     }
 
@@ -322,7 +335,7 @@ impl<'a> GpuHeightPass<'a> {
         let scope = self.ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut pending: Option<InFlight> = None;
         for &t in tiles {
-            let next = self.submit(grid, t);
+            let next = self.submit(grid, t, true);
             if let Some(prev) = pending.take() {
                 self.finish(prev, sink)?;
             }
@@ -330,6 +343,24 @@ impl<'a> GpuHeightPass<'a> {
         }
         if let Some(prev) = pending.take() {
             self.finish(prev, sink)?;
+        }
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Runtime(e.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Compute `tiles` of `grid` and wait for the GPU, reading nothing back: with
+    /// [`GpuHeightPass::run`]'s time, it splits a bake into compute and transfer
+    /// (`trnbake bench --planet`).
+    pub fn compute_only(&self, grid: &Grid, tiles: &[TileSpec]) -> Result<(), GpuError> {
+        let scope = self.ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut last = None;
+        for &t in tiles {
+            last = Some(self.submit(grid, t, false));
+        }
+        if let Some(f) = last {
+            self.finish(f, &mut |_, _| {})?;
         }
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Runtime(e.to_string()));
