@@ -23,6 +23,10 @@
 @group(0) @binding(15) var<storage, read> tile_layers: array<TileLayer>;
 @group(0) @binding(16) var<storage, read> tile_boundaries: array<u32>;
 @group(0) @binding(17) var<storage, read_write> heights: array<f32>;
+@group(0) @binding(18) var<storage, read> blocks: array<vec2<u32>>;
+
+/// Side in posts of the culling blocks (src/gpu/records.rs `HEIGHT_CULL_BLOCK`).
+const HEIGHT_CULL_BLOCK: u32 = 128u;
 
 /// The height accumulated so far at the invocation's point: the height pass's state for the
 /// shared walk (kernels/walk.wgsl; `HeightState` in src/eval/mod.rs).
@@ -37,11 +41,11 @@ fn pass_apply(a: AffectorRecord, t: f32, x: f32, z: f32) {
 }
 
 /// The height at (x, z) after the height pass (swg-trn §5.2 step 1, §5.3), walking the
-/// tile's culled layer list (`tile_layers[0 .. params.tile_layer_count]`, built on the CPU by
+/// culled layer list `tile_layers[range.x .. range.y]` (built on the CPU by
 /// `BakePlan::tile_layers` for an area containing the point).
-fn height_at_point(x: f32, z: f32) -> f32 {
+fn height_at_point(range: vec2<u32>, x: f32, z: f32) -> f32 {
     height_state = 0.0;
-    walk_point(0u, params.tile_layer_count, x, z);
+    walk_point(range.x, range.y, x, z);
     return height_state;
 }
 
@@ -63,5 +67,7 @@ fn height_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     let global_row = params.tile_r0 + local_row;
     let x = params.x0 + f32(global_col) * params.spacing;
     let z = params.z0 + f32(global_row) * params.spacing;
-    heights[local_row * params.tile_cols + local_col] = height_at_point(x, z);
+    // The post's culling block (uniform over the workgroup: blocks are whole workgroups).
+    let block = (local_row / HEIGHT_CULL_BLOCK) * params.blocks_per_row + local_col / HEIGHT_CULL_BLOCK;
+    heights[local_row * params.tile_cols + local_col] = height_at_point(blocks[block], x, z);
 }

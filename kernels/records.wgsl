@@ -157,7 +157,8 @@ struct TileLayer {
 }
 
 // TileList (src/plan.rs) has no struct twin: its two Vecs are the `tile_layers` and
-// `tile_boundaries` bindings, and its length is `Params::tile_layer_count`.
+// `tile_boundaries` bindings; the height pass's `blocks` (binding 18) says which entries
+// each HEIGHT_CULL_BLOCK² block of the tile walks.
 
 // keep in sync with GpuParams in src/gpu/records.rs
 struct Params {
@@ -171,7 +172,8 @@ struct Params {
     tile_r0: u32,
     tile_cols: u32,
     tile_rows: u32,
-    tile_layer_count: u32,
+    /// Culling blocks per row of the tile (`blocks`, binding 18 of the height pass).
+    blocks_per_row: u32,
     _pad: u32,
 }
 

@@ -120,6 +120,8 @@ pub fn run_planet(t: &crate::trn::Terrain, e: &HeightEvaluator, spacings: &[f64]
             let t0 = Instant::now();
             let pass = crate::gpu::GpuHeightPass::new(ctx, &e.plan);
             let upload = t0.elapsed().as_secs_f64();
+            // One small tile first: a driver may compile the shader at the first dispatch.
+            pass.compute_only(&grid, &[crate::gpu::TileSpec { c0: 0, r0: 0, cols: 8.min(n), rows: 8.min(n) }])?;
             let t1 = Instant::now();
             pass.compute_only(&grid, &tiles)?;
             let compute = t1.elapsed().as_secs_f64();

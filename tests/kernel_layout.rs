@@ -193,7 +193,7 @@ fn params_layout() {
             tile_r0,
             tile_cols,
             tile_rows,
-            tile_layer_count,
+            blocks_per_row,
             _pad
         ]
     );
@@ -323,7 +323,12 @@ fn constants_match_rust() {
         ("AFFECTOR_HEIGHT_TERRACE", AFFECTOR_HEIGHT_TERRACE),
         ("AFFECTOR_ROAD", AFFECTOR_ROAD),
         ("PERLIN_TABLE_LEN", trnbake::noise::PERLIN_TABLE_LEN as u32),
+        ("HEIGHT_CULL_BLOCK", trnbake::gpu::records::HEIGHT_CULL_BLOCK),
     ];
+    // A culling block is whole workgroups, so the block index is uniform in a workgroup.
+    for side in HEIGHT_PASS_WORKGROUP {
+        assert_eq!(trnbake::gpu::records::HEIGHT_CULL_BLOCK % side, 0);
+    }
     for &(name, want) in expected {
         assert_eq!(u(name), want, "WGSL const {name}");
     }
@@ -387,6 +392,7 @@ fn bindings_match_the_host_list() {
         "[TileLayer]",
         "[u32]",
         "[f32]",
+        "[[u32; 2]]",
     ];
     for (i, name) in binding::NAMES.iter().enumerate() {
         let (wname, space, ty) = &found[&(i as u32)];

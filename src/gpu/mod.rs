@@ -6,9 +6,9 @@ pub mod records;
 pub mod surface;
 
 use crate::eval::Grid;
-use crate::plan::BakePlan;
+use crate::plan::{BakePlan, TileLayer, TileList, AFFECTOR_FLORA_BASE, FLORA_ADD, FLORA_REMOVE_ALL};
 use bytemuck::Pod;
-use records::{GpuParams, HEIGHT_PASS_WGSL};
+use records::{binding, GpuParams, HEIGHT_CULL_BLOCK, HEIGHT_PASS_WGSL};
 use std::sync::mpsc;
 use wgpu::util::DeviceExt;
 
@@ -54,8 +54,8 @@ fn summarize(a: &wgpu::Adapter) -> AdapterSummary {
     }
 }
 
-/// Storage buffers the height pass binds (kernels/height.wgsl bindings 1–17).
-pub const STORAGE_BUFFERS: u32 = 17;
+/// Storage buffers the height pass binds (kernels/height.wgsl bindings 1–18).
+pub const STORAGE_BUFFERS: u32 = binding::COUNT - 1;
 
 fn instance() -> wgpu::Instance {
     wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
@@ -144,8 +144,7 @@ impl GpuContext {
             ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Uniform, has_dynamic_offset: false, min_binding_size: None },
             count: None,
         }];
-        entries.extend((1..STORAGE_BUFFERS).map(|b| storage(b, true)));
-        entries.push(storage(STORAGE_BUFFERS, false));
+        entries.extend((1..binding::COUNT).map(|b| storage(b, b != binding::HEIGHTS)));
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("height_pass"), entries: &entries });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("height_pass"),
@@ -223,6 +222,55 @@ fn plan_buffers(d: &wgpu::Device, plan: &BakePlan) -> Vec<wgpu::Buffer> {
     ]
 }
 
+/// A tile's layer lists, one per `block`² block (row-major from the tile's south-west
+/// post), concatenated with absolute indices: what `walk_point(start, end, …)` in
+/// kernels/walk.wgsl walks for the block's posts.
+#[derive(Default)]
+pub(crate) struct BlockLists {
+    pub layers: Vec<TileLayer>,
+    pub boundaries: Vec<u32>,
+    /// [start, end) in `layers`, per block, row-major.
+    pub blocks: Vec<[u32; 2]>,
+    /// The most flora adds of one class on one block's list: a bound on the surface pass's
+    /// flora stack depth (0 for plans without flora).
+    pub flora_adds: usize,
+}
+
+/// The culled layer list of every `block`² block of `tile` (each as `BakePlan::tile_layers`
+/// culls for the block's area, so blocks fall where the CPU backend's would for the same
+/// block side), built in parallel.
+pub(crate) fn block_lists(plan: &BakePlan, grid: &Grid, tile: TileSpec, block: u32) -> BlockLists {
+    use rayon::prelude::*;
+    let origins: Vec<(u32, u32)> = (0..tile.rows).step_by(block as usize).flat_map(|br| (0..tile.cols).step_by(block as usize).map(move |bc| (bc, br))).collect();
+    let lists: Vec<(TileList, usize)> = origins
+        .par_iter()
+        .map(|&(bc, br)| {
+            let (c0, r0) = (tile.c0 + bc, tile.r0 + br);
+            let (c1, r1) = (c0 + block.min(tile.cols - bc) - 1, r0 + block.min(tile.rows - br) - 1);
+            let list = plan.tile_layers(grid.area(c0, r0, c1, r1));
+            let mut adds = [0usize; 4];
+            for e in &list.layers {
+                let l = &plan.layers[e.layer as usize];
+                for a in &plan.affectors[l.affector_start as usize..(l.affector_start + l.affector_count) as usize] {
+                    if (AFFECTOR_FLORA_BASE..AFFECTOR_FLORA_BASE + 4).contains(&a.kind) && a.operation & FLORA_REMOVE_ALL == 0 && a.operation & FLORA_ADD != 0 {
+                        adds[(a.kind - AFFECTOR_FLORA_BASE) as usize] += 1;
+                    }
+                }
+            }
+            (list, adds.into_iter().max().unwrap_or(0))
+        })
+        .collect();
+    let mut out = BlockLists::default();
+    for (list, adds) in lists {
+        let (base_l, base_b) = (out.layers.len() as u32, out.boundaries.len() as u32);
+        out.flora_adds = out.flora_adds.max(adds);
+        out.layers.extend(list.layers.iter().map(|e| TileLayer { skip_to: e.skip_to + base_l, boundary_start: e.boundary_start + base_b, ..*e }));
+        out.boundaries.extend(&list.boundaries);
+        out.blocks.push([base_l, out.layers.len() as u32]);
+    }
+    out
+}
+
 struct InFlight {
     tile: TileSpec,
     /// None when the tile is computed without reading it back ([`GpuHeightPass::compute_only`]).
@@ -239,7 +287,7 @@ impl<'a> GpuHeightPass<'a> {
     /// Encode and submit `tile`; with `readback`, also copy it to a staging buffer and map it.
     fn submit(&self, grid: &Grid, tile: TileSpec, readback: bool) -> InFlight {
         let d = &self.ctx.device;
-        let list = self.plan.tile_layers(grid.area(tile.c0, tile.r0, tile.c0 + tile.cols - 1, tile.r0 + tile.rows - 1));
+        let list = block_lists(self.plan, grid, tile, HEIGHT_CULL_BLOCK);
         let params = GpuParams {
             x0: grid.x0 as f32,
             z0: grid.z0 as f32,
@@ -251,7 +299,7 @@ impl<'a> GpuHeightPass<'a> {
             tile_r0: tile.r0,
             tile_cols: tile.cols,
             tile_rows: tile.rows,
-            tile_layer_count: list.layers.len() as u32,
+            blocks_per_row: tile.cols.div_ceil(HEIGHT_CULL_BLOCK),
             _pad: 0,
         };
         let uniform = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -281,6 +329,8 @@ impl<'a> GpuHeightPass<'a> {
         resources.push(&tile_layers);
         resources.push(&tile_boundaries);
         resources.push(&output);
+        let blocks = storage_buffer(d, "blocks", &list.blocks, [0; 2]);
+        resources.push(&blocks);
         let entries: Vec<wgpu::BindGroupEntry> = resources
             .iter()
             .enumerate()

@@ -25,6 +25,12 @@ pub const HEIGHT_PASS_ENTRY: &str = "height_pass";
 /// `ceil(tile_rows / 8)` workgroups.
 pub const HEIGHT_PASS_WORKGROUP: [u32; 2] = [8, 8];
 
+/// Side in posts of the blocks each height-pass tile's layer list is culled for (WGSL twin
+/// `HEIGHT_CULL_BLOCK` in kernels/height.wgsl): a GPU tile is up to 2048² posts, where one
+/// list would keep nearly every layer of a planet; 128² blocks keep what the CPU's 256²
+/// blocks keep or less (README, Performance). A multiple of the workgroup side.
+pub const HEIGHT_CULL_BLOCK: u32 = 128;
+
 /// Uniform parameters of one height-pass dispatch (binding 0).
 ///
 /// Post (col, row) of the grid is at x = x0 + col·spacing, z = z0 + row·spacing (computed in
@@ -46,8 +52,9 @@ pub struct GpuParams {
     pub tile_r0: u32,
     pub tile_cols: u32,
     pub tile_rows: u32,
-    /// Number of entries of the tile's `TileList::layers` in binding 15.
-    pub tile_layer_count: u32,
+    /// Culling blocks ([`HEIGHT_CULL_BLOCK`]² posts) per row of the tile: block (bc, br)'s
+    /// [start, end) in binding 15 is `blocks[br · blocks_per_row + bc]` (binding 18).
+    pub blocks_per_row: u32,
     /// Must be 0. The kernels XOR f32 bit patterns with it (`keep` in kernels/records.wgsl):
     /// a value the shader compiler cannot know, which stops it from reassociating f32
     /// arithmetic that must round exactly like the CPU reference.
@@ -96,8 +103,11 @@ pub mod binding {
     pub const TILE_BOUNDARIES: u32 = 16;
     /// Output, one f32 per post of the tile: `array<f32>` (read_write).
     pub const HEIGHTS: u32 = 17;
+    /// Per culling block of the tile, [start, end) of its entries in binding 15:
+    /// `array<vec2<u32>>`.
+    pub const BLOCKS: u32 = 18;
     /// Number of bindings.
-    pub const COUNT: u32 = 18;
+    pub const COUNT: u32 = 19;
     /// The WGSL variable name of each binding, by binding number.
     pub const NAMES: [&str; COUNT as usize] = [
         "params",
@@ -118,5 +128,6 @@ pub mod binding {
         "tile_layers",
         "tile_boundaries",
         "heights",
+        "blocks",
     ];
 }

@@ -6,9 +6,9 @@
 //! gpu_surface_parity.rs).
 
 use super::records::SURFACE_PASS_WGSL;
-use super::{plan_buffers, storage_buffer, GpuContext, GpuError, TileSpec};
+use super::{block_lists, plan_buffers, storage_buffer, BlockLists, GpuContext, GpuError, TileSpec};
 use crate::eval::Grid;
-use crate::plan::{BakePlan, TileLayer, AFFECTOR_FLORA_BASE, FLORA_ADD, FLORA_REMOVE_ALL};
+use crate::plan::BakePlan;
 use crate::surface::maps::{PostSurface, SurfaceGrid};
 use crate::surface::normals::NormalMethod;
 use crate::surface::{DirectionFilter, FeatherClamp, SurfaceEvaluator, SPLAT_LAYERS};
@@ -128,43 +128,6 @@ pub fn ramp_words(plan: &BakePlan) -> Vec<u32> {
     words
 }
 
-/// A tile's layer lists, one per [`BLOCK`]² block, concatenated with absolute indices.
-#[derive(Default)]
-struct BlockLists {
-    layers: Vec<TileLayer>,
-    boundaries: Vec<u32>,
-    /// [start, end) in `layers`, per block, row-major.
-    blocks: Vec<[u32; 2]>,
-    /// The most flora adds of one class on one block's list: a bound on its stack depth.
-    flora_adds: usize,
-}
-
-fn block_lists(plan: &BakePlan, grid: &Grid, tile: TileSpec) -> BlockLists {
-    let mut out = BlockLists::default();
-    for br in (0..tile.rows).step_by(BLOCK as usize) {
-        for bc in (0..tile.cols).step_by(BLOCK as usize) {
-            let (c0, r0) = (tile.c0 + bc, tile.r0 + br);
-            let (c1, r1) = (c0 + BLOCK.min(tile.cols - bc) - 1, r0 + BLOCK.min(tile.rows - br) - 1);
-            let list = plan.tile_layers(grid.area(c0, r0, c1, r1));
-            let (base_l, base_b) = (out.layers.len() as u32, out.boundaries.len() as u32);
-            let mut adds = [0usize; 4];
-            for e in &list.layers {
-                let l = &plan.layers[e.layer as usize];
-                for a in &plan.affectors[l.affector_start as usize..(l.affector_start + l.affector_count) as usize] {
-                    if (AFFECTOR_FLORA_BASE..AFFECTOR_FLORA_BASE + 4).contains(&a.kind) && a.operation & FLORA_REMOVE_ALL == 0 && a.operation & FLORA_ADD != 0 {
-                        adds[(a.kind - AFFECTOR_FLORA_BASE) as usize] += 1;
-                    }
-                }
-            }
-            out.flora_adds = out.flora_adds.max(adds.into_iter().max().unwrap_or(0));
-            out.layers.extend(list.layers.iter().map(|e| TileLayer { skip_to: e.skip_to + base_l, boundary_start: e.boundary_start + base_b, ..*e }));
-            out.boundaries.extend(&list.boundaries);
-            out.blocks.push([base_l, out.layers.len() as u32]);
-        }
-    }
-    out
-}
-
 /// The tiles of a grid, [`TILE`] posts a side from its south-west post (so the culling
 /// blocks fall where the CPU's do).
 fn surface_tiles(grid: &Grid) -> Vec<TileSpec> {
@@ -274,8 +237,8 @@ impl<'a> GpuSurfacePass<'a> {
         tiles
             .iter()
             .map(|&t| {
-                let shader = if passes >= SurfacePasses::Shader { block_lists(self.shader.plan, grid, t) } else { BlockLists::default() };
-                let later = if passes == SurfacePasses::All { block_lists(self.later.plan, grid, t) } else { BlockLists::default() };
+                let shader = if passes >= SurfacePasses::Shader { block_lists(self.shader.plan, grid, t, BLOCK) } else { BlockLists::default() };
+                let later = if passes == SurfacePasses::All { block_lists(self.later.plan, grid, t, BLOCK) } else { BlockLists::default() };
                 if later.flora_adds > FLORA_STACK_DEPTH {
                     return Err(GpuError::Unsupported(format!(
                         "a {BLOCK}² block near post ({}, {}) walks {} flora adds of one class; the kernel holds {FLORA_STACK_DEPTH}",
