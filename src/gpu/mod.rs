@@ -4,6 +4,7 @@
 
 pub mod records;
 pub mod surface;
+pub mod water;
 
 use crate::eval::Grid;
 use crate::plan::BakePlan;
