@@ -23,8 +23,8 @@ const HELPER_FILES: &[&str] = &[
 /// bindings and entry point.
 const HEIGHT_PASS_FILES: &[&str] = &["kernels/walk.wgsl", "kernels/height.wgsl"];
 
-/// The surface passes' own files (normals, shader, later), after [`HELPER_FILES`].
-const SURFACE_PASS_FILES: &[&str] = &["kernels/walk.wgsl", "kernels/normals.wgsl", "kernels/surface.wgsl"];
+/// The surface passes' own files (normals, shader, later, water), after [`HELPER_FILES`].
+const SURFACE_PASS_FILES: &[&str] = &["kernels/walk.wgsl", "kernels/normals.wgsl", "kernels/surface.wgsl", "kernels/water.wgsl"];
 
 /// Where one kernel file starts in the concatenated source (1-based line).
 struct Part {

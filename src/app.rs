@@ -334,7 +334,7 @@ fn surface_maps_hook(args: &crate::cli::BakeArgs, t: &Terrain, opts: &crate::pla
         // On the GPU when the heights were baked there (`--backend gpu`, or `auto` with a
         // hardware adapter); the CPU where the kernels cannot compute the options exactly.
         let gpu_result = gpu.map(|ctx| crate::gpu::surface::evaluate(ctx, grid, heights, he, &surface, normals));
-        let (s, backend) = match gpu_result {
+        let (mut s, backend) = match gpu_result {
             Some(Ok(s)) => (s, "gpu"),
             Some(Err(e @ crate::gpu::GpuError::Unsupported(_))) => {
                 if !quiet {
@@ -345,6 +345,12 @@ fn surface_maps_hook(args: &crate::cli::BakeArgs, t: &Terrain, opts: &crate::pla
             Some(Err(e)) => return Err(e.into()),
             None => (evaluate(grid, heights, he, &surface, normals), "cpu"),
         };
+        // The water levels too, when a map shows them (the water maps, the preview's tint).
+        if let (Some(ctx), "gpu") = (gpu, backend) {
+            if maps.iter().any(|m| m == "water" || m == "preview") {
+                s.water = Some(crate::gpu::water::evaluate(ctx, grid, &crate::water::WaterTables::new(&terrain))?);
+            }
+        }
         let files = write_maps(&outdir, &maps, &s, &surface, &MapInputs { terrain: &terrain, heights, height_evaluator: he, citation: &citation })?;
         Ok(crate::bake::SurfaceMapsOutput { files, backend })
     })))

@@ -145,6 +145,11 @@ impl WaterTables {
         w
     }
 
+    /// The polygon vertices (x, z) the local water boundaries index.
+    pub fn points(&self) -> &[[f32; 2]] {
+        &self.points
+    }
+
     /// Whether the terrain has any water table (global or local).
     pub fn has_any(&self) -> bool {
         self.global.is_some() || !self.local.is_empty() || !self.lines.is_empty()

@@ -130,6 +130,8 @@ fn check_corpus(backend: &str) {
     eprintln!("{out}golden check on the {backend} backend: {secs:.2} s end to end");
     assert!(o.status.success(), "golden check failed on the {backend} backend:\n{out}");
     assert!(out.contains(&format!("on the {backend} backend")), "{out}");
+    // On the GPU backend the splat and flora maps come from the GPU surface passes too.
+    assert!(!out.contains("surface maps on the CPU"), "{out}");
     let junit = std::fs::read_to_string(report.join("junit.xml")).unwrap();
     assert!(junit.contains("failures=\"0\" errors=\"0\""), "{junit}");
     assert!(secs < 60.0, "the golden check took {secs:.1} s on the {backend} backend (limit: one minute)");

@@ -3,6 +3,8 @@
 //! probabilities per class, environment, colour, exclude and passable, map by map, with how
 //! many posts are bit-identical. Grids: the demo terrain under every surface option, and on
 //! tatooine and mustafar the whole map at 32 m plus a 256² window at 2 m on the busiest area.
+//! The water levels (`WaterTables::height_at`, kernels/water.wgsl) bit for bit on the
+//! roads_water fixture, the demo terrain and naboo / mustafar.
 
 mod common;
 use common::gpu;
@@ -215,5 +217,68 @@ fn gpu_surface_matches_cpu_on_road_and_surface_fixtures() {
         let n = (2.0 * half / spacing) as u32 + 1;
         let grid = Grid { x0: -half, z0: -half, spacing, cols: n, rows: n };
         parity(&format!("{name} ({road_shaders} road shader parts)"), &ctx, &he, &se, grid, NormalMethod::Faces);
+    }
+}
+
+/// Compare the GPU's water levels with the CPU's post by post (bit for bit, `None` alike);
+/// returns (posts with water, posts with a local table's water, i.e. other than the global
+/// table's height).
+fn water_parity(name: &str, ctx: &GpuContext, t: &Terrain, grid: Grid) -> (usize, usize) {
+    let tables = trnbake::water::WaterTables::new(t);
+    let t0 = std::time::Instant::now();
+    let cpu = trnbake::surface::maps::water_levels(&grid, &tables);
+    let t1 = std::time::Instant::now();
+    let gpu = trnbake::gpu::water::evaluate(ctx, &grid, &tables).unwrap();
+    let secs = (t1 - t0).as_secs_f64();
+    assert_eq!(gpu.len(), cpu.len());
+    let same = cpu.iter().zip(&gpu).filter(|(c, g)| c.map(f32::to_bits) == g.map(f32::to_bits)).count();
+    let wet = cpu.iter().filter(|c| c.is_some()).count();
+    let local = cpu.iter().filter(|c| c.is_some_and(|h| Some(h) != tables.global)).count();
+    eprintln!(
+        "{name} water: {}x{} posts at {} m, {same}/{} bit-identical, {wet} with water ({local} local; {} local tables, {} lines); CPU {secs:.2} s, GPU {:.2} s",
+        grid.cols,
+        grid.rows,
+        grid.spacing,
+        cpu.len(),
+        tables.local.len(),
+        tables.lines.len(),
+        t1.elapsed().as_secs_f64()
+    );
+    if let Some(i) = cpu.iter().zip(&gpu).position(|(c, g)| c.map(f32::to_bits) != g.map(f32::to_bits)) {
+        let (x, z) = grid.post((i % grid.cols as usize) as u32, (i / grid.cols as usize) as u32);
+        panic!("{name}: {} posts differ; first at ({x}, {z}): CPU {:?}, GPU {:?}", cpu.len() - same, cpu[i], gpu[i]);
+    }
+    (wet, local)
+}
+
+/// The water tables on the GPU (`water_pass`) against `WaterTables::height_at`: the
+/// roads_water fixture (local BPOL/BREC water, a river with a water table, ribbons), the
+/// demo terrain on a grid of several ragged tiles, and whole maps of naboo (local water, no
+/// global table) and mustafar (lava) at 32 m.
+#[test]
+fn gpu_water_levels_match_cpu() {
+    let Some(ctx) = gpu() else { return };
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
+    let t = trnbake::golden::load_terrain(&golden.join("roads_water.json")).unwrap();
+    let tables = trnbake::water::WaterTables::new(&t);
+    assert!(!tables.local.is_empty() && !tables.lines.is_empty(), "roads_water has local water and water lines");
+    let half = f64::from(t.header.map_width) / 2.0;
+    let n = (2.0 * half / 2.0) as u32 + 1;
+    let (wet, local) = water_parity("roads_water", &ctx, &t, Grid { x0: -half, z0: -half, spacing: 2.0, cols: n, rows: n });
+    assert!(local > 1000, "roads_water: only {local} posts of local water");
+    assert!(wet >= local);
+
+    let t = trnbake::app::demo_terrain();
+    // Several 256² tiles, ragged on both axes.
+    let (wet, _) = water_parity("demo", &ctx, &t, Grid { x0: -4090.0, z0: -3010.0, spacing: 6.0, cols: 1301, rows: 1037 });
+    assert!(wet > 0, "the demo terrain has water");
+
+    for name in ["naboo", "mustafar"] {
+        let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
+        let t = Terrain::load(&p).unwrap();
+        let half = f64::from(t.header.map_width) / 2.0;
+        let n = (2.0 * half / 32.0) as u32 + 1;
+        let (_, local) = water_parity(&format!("{name} whole map"), &ctx, &t, Grid { x0: -half, z0: -half, spacing: 32.0, cols: n, rows: n });
+        assert!(local > 100, "{name}: only {local} posts of local water");
     }
 }

@@ -9,6 +9,7 @@ use std::mem::{offset_of, size_of};
 use naga::{AddressSpace, ArraySize, Expression, Literal, Module, ScalarKind, StorageAccess, TypeInner};
 use trnbake::gpu::records::{binding, GpuParams, HEIGHT_PASS_ENTRY, HEIGHT_PASS_WGSL, HEIGHT_PASS_WORKGROUP, SURFACE_PASS_WGSL};
 use trnbake::gpu::surface::{GpuPostRecord, GpuSurfaceParams};
+use trnbake::gpu::water::{GpuLocalWater, GpuWaterLine, GpuWaterParams, GpuWaterPost};
 use trnbake::plan::*;
 
 fn module() -> Module {
@@ -260,6 +261,8 @@ fn surface_constants_bindings_and_entry_points() {
         assert_eq!(b.group, 0, "{:?}", g.name);
         found.insert(b.binding, (g.name.clone().unwrap(), g.space));
     }
+    // The water pass's own bindings (water_layout_bindings_and_entry_point) follow.
+    found.retain(|&b, _| b < sb::COUNT);
     assert_eq!(found.len(), sb::COUNT as usize, "{found:?}");
     for i in 1..binding::TILE_BOUNDARIES + 1 {
         assert_eq!(found[&i].0, binding::NAMES[i as usize], "binding {i}");
@@ -278,6 +281,48 @@ fn surface_constants_bindings_and_entry_points() {
         let ep = m.entry_points.iter().find(|e| e.name == name).unwrap_or_else(|| panic!("entry point {name}"));
         assert_eq!(ep.workgroup_size, [8, 8, 1], "{name}");
     }
+}
+
+#[test]
+fn water_records_layout() {
+    check_struct!(surface_module(), GpuWaterParams, "WaterParams", [global_height, has_global, local_count, line_count]);
+    check_struct!(surface_module(), GpuLocalWater, "LocalWaterRecord", [height, water_type]);
+    check_struct!(surface_module(), GpuWaterLine, "WaterLineRecord", [point_start, point_count, half_width, water_type, bounds]);
+    check_struct!(surface_module(), GpuWaterPost, "WaterPost", [height, covered]);
+}
+
+/// The water pass binds what the host's layout holds (`gpu::water::binding`): the surface
+/// passes' params, boundaries and points, then its own five, past the surface passes' last.
+#[test]
+fn water_bindings_and_entry_point() {
+    use trnbake::gpu::surface::binding as sb;
+    use trnbake::gpu::water::{binding as wb, WATER_PASS_ENTRY};
+    let m = surface_module();
+    let mut found = BTreeMap::new();
+    for (_, g) in m.global_variables.iter() {
+        let Some(b) = &g.binding else { continue };
+        assert_eq!(b.group, 0, "{:?}", g.name);
+        found.insert(b.binding, (g.name.clone().unwrap(), g.space));
+    }
+    let ro = AddressSpace::Storage { access: StorageAccess::LOAD };
+    let expected = [
+        (wb::PARAMS, "params", AddressSpace::Uniform),
+        (wb::BOUNDARIES, "boundaries", ro),
+        (wb::POINTS, "points", ro),
+        (wb::WATER_PARAMS, "water_params", AddressSpace::Uniform),
+        (wb::LOCAL_WATER, "local_water", ro),
+        (wb::WATER_LINES, "water_lines", ro),
+        (wb::WATER_LINE_POINTS, "water_line_points", ro),
+        (wb::WATER, "water", AddressSpace::Storage { access: StorageAccess::LOAD | StorageAccess::STORE }),
+    ];
+    assert_eq!(expected.map(|e| e.0), wb::ALL);
+    for (b, name, space) in expected {
+        assert_eq!(found[&b], (name.to_string(), space), "binding {b}");
+    }
+    assert!(wb::ALL[3..].iter().all(|&b| b >= sb::COUNT), "the water pass's own bindings follow the surface passes'");
+    assert_eq!(found.len(), sb::COUNT as usize + 5, "{found:?}");
+    let ep = m.entry_points.iter().find(|e| e.name == WATER_PASS_ENTRY).expect("water_pass");
+    assert_eq!(ep.workgroup_size, [8, 8, 1]);
 }
 
 /// The WGSL `const` declarations and their values (u32/i32/f32 only), by name.

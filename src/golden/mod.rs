@@ -367,14 +367,14 @@ impl CheckSummary {
 struct Baked {
     grid: Grid,
     heights: Vec<f32>,
-    /// The surface passes (CPU), when a map of the fixture needs them.
+    /// The surface passes (on the check's backend), when a map of the fixture needs them.
     surface: Option<crate::surface::maps::SurfaceGrid>,
     /// The splat channels: the first four shader families by id.
     splat_families: Vec<i32>,
     seconds: f64,
 }
 
-fn bake_fixture(dir: &Path, f: &Fixture, gpu: Option<&GpuContext>) -> Result<Baked> {
+fn bake_fixture(dir: &Path, f: &Fixture, gpu: Option<&GpuContext>, quiet: bool) -> Result<Baked> {
     let start = Instant::now();
     let path = dir.join(&f.terrain);
     let t = load_terrain(&path)?;
@@ -409,7 +409,20 @@ fn bake_fixture(dir: &Path, f: &Fixture, gpu: Option<&GpuContext>) -> Result<Bak
         splat_families.sort_unstable();
         splat_families.dedup();
         splat_families.truncate(4);
-        surface = Some(crate::surface::maps::evaluate(&grid, &heights, &e, &se, Default::default()));
+        // The surface passes on the backend that baked the heights; the CPU where the
+        // kernels cannot compute the fixture exactly.
+        let on_gpu = match gpu.map(|ctx| crate::gpu::surface::evaluate(ctx, &grid, &heights, &e, &se, Default::default())) {
+            Some(Ok(s)) => Some(s),
+            Some(Err(crate::gpu::GpuError::Unsupported(why))) => {
+                if !quiet {
+                    eprintln!("note: fixture `{}`: surface maps on the CPU: {why}", f.name);
+                }
+                None
+            }
+            None => None,
+            Some(Err(err)) => return Err(err).with_context(|| format!("fixture `{}`: surface passes on the GPU", f.name)),
+        };
+        surface = Some(on_gpu.unwrap_or_else(|| crate::surface::maps::evaluate(&grid, &heights, &e, &se, Default::default())));
     }
     Ok(Baked { grid, heights, surface, splat_families, seconds: start.elapsed().as_secs_f64() })
 }
@@ -525,7 +538,7 @@ pub fn run(opts: &CheckOptions) -> Result<CheckSummary> {
     }
     let mut manifest_changed = false;
     for f in manifest.fixtures.iter_mut().filter(|f| opts.only.is_empty() || opts.only.contains(&f.name)) {
-        let baked = match bake_fixture(dir, f, gpu.as_ref()) {
+        let baked = match bake_fixture(dir, f, gpu.as_ref(), opts.quiet) {
             Ok(b) => b,
             Err(e) => {
                 let o = MapOutcome {

@@ -4,6 +4,7 @@
 
 pub mod records;
 pub mod surface;
+pub mod water;
 
 use crate::eval::Grid;
 use crate::plan::{BakePlan, TileLayer, TileList, AFFECTOR_FLORA_BASE, FLORA_ADD, FLORA_REMOVE_ALL};

@@ -387,7 +387,7 @@ impl<'a> GpuSurfacePass<'a> {
         if passes == SurfacePasses::Normals {
             results.fill(PostSurface::default());
         }
-        Ok(SurfaceGrid { grid: *grid, normals, results })
+        Ok(SurfaceGrid { grid: *grid, normals, results, water: None })
     }
 }
 

@@ -84,6 +84,10 @@ pub struct SurfaceGrid {
     pub grid: Grid,
     pub normals: Vec<[f32; 3]>,
     pub results: Vec<PostSurface>,
+    /// The water surface height per post ([`WaterTables::height_at`]), when a backend has
+    /// computed it already (the GPU's water pass); `None` leaves it to [`write_maps`], which
+    /// computes it on the CPU where a map needs it.
+    pub water: Option<Vec<Option<f32>>>,
 }
 
 /// Side of the blocks the surface pass culls its layer list for.
@@ -94,7 +98,7 @@ const BLOCK: u32 = 128;
 pub fn evaluate(grid: &Grid, heights: &[f32], he: &HeightEvaluator, se: &SurfaceEvaluator, method: NormalMethod) -> SurfaceGrid {
     let normals = grid_normals(grid, heights, he, se.plan.half_width, method);
     let results = surface_results(grid, heights, &normals, se, PassSelection::Both);
-    SurfaceGrid { grid: *grid, normals, results }
+    SurfaceGrid { grid: *grid, normals, results, water: None }
 }
 
 /// The unit normal of every post (swg-trn §5.2 step 2). Edge posts use heights one post
@@ -340,14 +344,13 @@ pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceE
             files.extend(write_scatter(outdir, s, &probs, inp.height_evaluator, se.plan.half_width)?);
         }
     }
-    let water = WaterTables::new(inp.terrain);
-    let water_levels: Vec<Option<f32>> = if want("water") || want("preview") {
-        (0..n).into_par_iter().map(|i| {
-            let (x, z) = g.post((i % cols as usize) as u32, (i / cols as usize) as u32);
-            water.height_at(x, z)
-        }).collect()
-    } else {
-        Vec::new()
+    let water_levels: Vec<Option<f32>> = match &s.water {
+        _ if !(want("water") || want("preview")) => Vec::new(),
+        Some(levels) => {
+            assert_eq!(levels.len(), n, "one water level a post");
+            levels.clone()
+        }
+        None => water_levels(g, &WaterTables::new(inp.terrain)),
     };
     if want("water") {
         let levels: Vec<f32> = water_levels.iter().map(|w| w.unwrap_or(f32::NAN)).collect();
@@ -400,6 +403,19 @@ pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceE
     }
     let _ = se;
     Ok(files)
+}
+
+/// The water surface height at every post of `grid`, row-major from the south, on the CPU
+/// (the reference of `crate::gpu::water`).
+pub fn water_levels(g: &Grid, water: &WaterTables) -> Vec<Option<f32>> {
+    let cols = g.cols as usize;
+    (0..cols * g.rows as usize)
+        .into_par_iter()
+        .map(|i| {
+            let (x, z) = g.post((i % cols) as u32, (i / cols) as u32);
+            water.height_at(x, z)
+        })
+        .collect()
 }
 
 /// Every family's placement probability at one post, per flora class: `[class] → [(family, probability)]`.
