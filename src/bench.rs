@@ -37,25 +37,29 @@ pub fn cpu_grid(e: &HeightEvaluator, grid: &Grid, block: u32, out: &mut [f32]) {
 }
 
 /// The standard cases of `trnbake bench`: the full map at 8 m, a central 1024² region at
-/// the pole spacing with per-tile culling (256-post tiles) and without (one tile), on the
-/// CPU and, when an adapter exists, the GPU backend — all in one run so ratios are fair.
+/// the pole spacing with per-block culling (256-post blocks) and without (one block), on the
+/// CPU and, when an adapter exists, the GPU backend — all in one run so ratios are fair. The
+/// GPU always culls per 128² block inside its tiles, so its rows are 256² tiles and one tile.
 pub fn run_standard(t: &crate::trn::Terrain, e: &HeightEvaluator, repeat: usize, full_16m: bool) -> anyhow::Result<Vec<BenchCase>> {
     let half = f64::from(t.header.map_width) / 2.0;
     let pole = f64::from(t.header.pole_spacing());
     let full8_n = (2.0 * half / 8.0) as u32 + 1;
     let region_n = 1024u32.min((2.0 * half / pole) as u32 + 1);
     let region_x0 = -(f64::from(region_n) / 2.0) * pole;
-    let mut specs: Vec<(String, Grid, u32)> = vec![
-        (format!("full map at 8 m ({full8_n}²)"), square_grid(-half, -half, 8.0, full8_n), 256),
-        (format!("{region_n}² region at {pole} m, 256² tiles"), square_grid(region_x0, region_x0, pole, region_n), 256),
-        (format!("{region_n}² region at {pole} m, no culling"), square_grid(region_x0, region_x0, pole, region_n), region_n),
+    // (CPU row name, GPU row name, grid, CPU culling block = GPU tile side)
+    let region = square_grid(region_x0, region_x0, pole, region_n);
+    let mut specs: Vec<(String, String, Grid, u32)> = vec![
+        (format!("full map at 8 m ({full8_n}²)"), format!("full map at 8 m ({full8_n}²)"), square_grid(-half, -half, 8.0, full8_n), 256),
+        (format!("{region_n}² region at {pole} m, 256² tiles"), format!("{region_n}² region at {pole} m, 256² tiles"), region, 256),
+        (format!("{region_n}² region at {pole} m, no culling"), format!("{region_n}² region at {pole} m, one tile"), region, region_n),
     ];
     if full_16m {
         let n = (2.0 * half / 16.0) as u32 + 1;
-        specs.insert(0, (format!("full map at 16 m ({n}²)"), square_grid(-half, -half, 16.0, n), 256));
+        let name = format!("full map at 16 m ({n}²)");
+        specs.insert(0, (name.clone(), name, square_grid(-half, -half, 16.0, n), 256));
     }
     let mut cases = Vec::new();
-    for (name, grid, tile) in &specs {
+    for (name, _, grid, tile) in &specs {
         let (s, _) = time_cpu(e, grid, *tile, repeat);
         let posts = u64::from(grid.cols) * u64::from(grid.rows);
         cases.push(BenchCase { name: name.clone(), backend: "cpu".into(), posts, seconds: s, posts_per_second: posts as f64 / s });
@@ -63,7 +67,7 @@ pub fn run_standard(t: &crate::trn::Terrain, e: &HeightEvaluator, repeat: usize,
     match crate::gpu::GpuContext::new(false, None) {
         Ok(ctx) => {
             let pass = crate::gpu::GpuHeightPass::new(&ctx, &e.plan);
-            for (name, grid, tile) in &specs {
+            for (_, name, grid, tile) in &specs {
                 let tiles = crate::bake::tiles(grid, *tile);
                 let mut best = f64::MAX;
                 for _ in 0..repeat.max(1) {
