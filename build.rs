@@ -17,6 +17,7 @@ const HELPER_FILES: &[&str] = &[
     "kernels/boundary.wgsl",
     "kernels/filter.wgsl",
     "kernels/affector.wgsl",
+    "kernels/plan_bindings.wgsl",
 ];
 
 /// The height pass's own files, after [`HELPER_FILES`]: the shared layer walk, then its state,

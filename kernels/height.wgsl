@@ -1,27 +1,11 @@
 // height.wgsl — the height pass: bindings, `height_at_point` (port of src/eval/mod.rs) over
 // the shared walk (walk.wgsl) and the entry point `height_pass`, one f32 per post of one tile.
 //
-// Bindings (group 0; the order is fixed, src/gpu/records.rs names them in `binding`). Every
-// storage buffer holds at least one element (empty buffers cannot be bound); the kernel only
-// indexes what the records and `params` say.
+// Bindings (group 0; the order is fixed, src/gpu/records.rs names them in `binding`): 0 and
+// 17–18 here, 1–16 in plan_bindings.wgsl. Every storage buffer holds at least one element
+// (empty buffers cannot be bound); the kernel only indexes what the records and `params` say.
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> layers: array<LayerRecord>;
-@group(0) @binding(2) var<storage, read> boundaries: array<BoundaryRecord>;
-@group(0) @binding(3) var<storage, read> filters: array<FilterRecord>;
-@group(0) @binding(4) var<storage, read> affectors: array<AffectorRecord>;
-@group(0) @binding(5) var<storage, read> roads: array<RoadRecord>;
-@group(0) @binding(6) var<storage, read> points: array<vec2<f32>>;
-@group(0) @binding(7) var<storage, read> road_segments: array<vec2<u32>>;
-@group(0) @binding(8) var<storage, read> road_samples: array<vec4<f32>>;
-@group(0) @binding(9) var<storage, read> road_heights: array<f32>;
-@group(0) @binding(10) var<storage, read> fractals: array<FractalRecord>;
-@group(0) @binding(11) var<storage, read> perm: array<u32>;
-@group(0) @binding(12) var<storage, read> gradients: array<vec2<f32>>;
-@group(0) @binding(13) var<storage, read> bitmaps: array<BitmapRecord>;
-@group(0) @binding(14) var<storage, read> bitmap_words: array<u32>;
-@group(0) @binding(15) var<storage, read> tile_layers: array<TileLayer>;
-@group(0) @binding(16) var<storage, read> tile_boundaries: array<u32>;
 @group(0) @binding(17) var<storage, read_write> heights: array<f32>;
 @group(0) @binding(18) var<storage, read> blocks: array<vec2<u32>>;
 

@@ -62,23 +62,8 @@ struct PostRecord {
     _pad: u32,
 }
 
+// Bindings 1–16 (the plan and the block lists) are in plan_bindings.wgsl.
 @group(0) @binding(0) var<uniform> params: SurfaceParams;
-@group(0) @binding(1) var<storage, read> layers: array<LayerRecord>;
-@group(0) @binding(2) var<storage, read> boundaries: array<BoundaryRecord>;
-@group(0) @binding(3) var<storage, read> filters: array<FilterRecord>;
-@group(0) @binding(4) var<storage, read> affectors: array<AffectorRecord>;
-@group(0) @binding(5) var<storage, read> roads: array<RoadRecord>;
-@group(0) @binding(6) var<storage, read> points: array<vec2<f32>>;
-@group(0) @binding(7) var<storage, read> road_segments: array<vec2<u32>>;
-@group(0) @binding(8) var<storage, read> road_samples: array<vec4<f32>>;
-@group(0) @binding(9) var<storage, read> road_heights: array<f32>;
-@group(0) @binding(10) var<storage, read> fractals: array<FractalRecord>;
-@group(0) @binding(11) var<storage, read> perm: array<u32>;
-@group(0) @binding(12) var<storage, read> gradients: array<vec2<f32>>;
-@group(0) @binding(13) var<storage, read> bitmaps: array<BitmapRecord>;
-@group(0) @binding(14) var<storage, read> bitmap_words: array<u32>;
-@group(0) @binding(15) var<storage, read> tile_layers: array<TileLayer>;
-@group(0) @binding(16) var<storage, read> tile_boundaries: array<u32>;
 /// Per culling block of the tile: [start, end) of its entries in `tile_layers`.
 @group(0) @binding(17) var<storage, read> blocks: array<vec2<u32>>;
 /// Colour ramps: words 2i and 2i + 1 hold ramp i's first entry and length, entries are 0xRRGGBB.

@@ -202,7 +202,7 @@ fn storage_buffer<T: Pod>(device: &wgpu::Device, label: &str, data: &[T], fallba
     })
 }
 
-/// The plan's storage buffers, bindings 1–14 of every pass (kernels/height.wgsl,
+/// The plan's storage buffers, bindings 1–14 of every pass (kernels/plan_bindings.wgsl,
 /// kernels/surface.wgsl), uploaded once.
 fn plan_buffers(d: &wgpu::Device, plan: &BakePlan) -> Vec<wgpu::Buffer> {
     vec![
@@ -272,11 +272,53 @@ pub(crate) fn block_lists(plan: &BakePlan, grid: &Grid, tile: TileSpec, block: u
     out
 }
 
+/// A submitted tile's staging buffer on its way to the host (gpu.md §2.4): mapping starts at
+/// submission, so the GPU can compute the next tile while this one is read.
+pub(crate) struct Readback {
+    staging: wgpu::Buffer,
+    done: mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    submission: wgpu::SubmissionIndex,
+}
+
+impl Readback {
+    /// Map `staging` for reading once `submission` (which copied into it) has run.
+    pub(crate) fn start(staging: wgpu::Buffer, submission: wgpu::SubmissionIndex) -> Readback {
+        let (tx, rx) = mpsc::channel();
+        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        Readback { staging, done: rx, submission }
+    }
+
+    /// Wait for the GPU and the mapping, hand the bytes to `read`, then unmap; `what` names
+    /// the tile in errors.
+    pub(crate) fn finish(self, device: &wgpu::Device, what: &str, read: impl FnOnce(&[u8])) -> Result<(), GpuError> {
+        wait_for(device, self.submission)?;
+        self.done
+            .recv()
+            .map_err(|e| GpuError::Runtime(e.to_string()))?
+            .map_err(|e| GpuError::Runtime(format!("reading {what} back failed: {e}")))?;
+        {
+            let view = self.staging.slice(..).get_mapped_range().map_err(|e| GpuError::Runtime(e.to_string()))?;
+            read(&view);
+        }
+        self.staging.unmap();
+        Ok(())
+    }
+}
+
+/// Block until the GPU has run `submission`.
+fn wait_for(device: &wgpu::Device, submission: wgpu::SubmissionIndex) -> Result<(), GpuError> {
+    device
+        .poll(wgpu::PollType::Wait { submission_index: Some(submission), timeout: None })
+        .map(|_| ())
+        .map_err(|e| GpuError::Runtime(e.to_string()))
+}
+
 struct InFlight {
     tile: TileSpec,
     /// None when the tile is computed without reading it back ([`GpuHeightPass::compute_only`]).
-    staging: Option<wgpu::Buffer>,
-    done: mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    readback: Option<Readback>,
     submission: wgpu::SubmissionIndex,
 }
 
@@ -349,35 +391,14 @@ impl<'a> GpuHeightPass<'a> {
             enc.copy_buffer_to_buffer(&output, 0, staging, 0, bytes);
         }
         let submission = self.ctx.queue.submit([enc.finish()]);
-        let (tx, rx) = mpsc::channel();
-        match &staging {
-            Some(s) => s.slice(..).map_async(wgpu::MapMode::Read, move |r| {
-                let _ = tx.send(r);
-            }),
-            None => {
-                let _ = tx.send(Ok(()));
-            }
-        }
-        InFlight { tile, staging, done: rx, submission }
+        InFlight { tile, readback: staging.map(|s| Readback::start(s, submission.clone())), submission }
     }
 
     fn finish(&self, f: InFlight, sink: &mut dyn FnMut(TileSpec, &[f32])) -> Result<(), GpuError> {
-        self.ctx
-            .device
-            .poll(wgpu::PollType::Wait { submission_index: Some(f.submission), timeout: None })
-            .map_err(|e| GpuError::Runtime(e.to_string()))?;
-        f.done
-            .recv()
-            .map_err(|e| GpuError::Runtime(e.to_string()))?
-            .map_err(|e| GpuError::Runtime(format!("reading a tile back failed: {e}")))?;
-        if let Some(staging) = &f.staging {
-            {
-                let view = staging.slice(..).get_mapped_range().map_err(|e| GpuError::Runtime(e.to_string()))?;
-                sink(f.tile, bytemuck::cast_slice(&view));
-            }
-            staging.unmap();
+        match f.readback {
+            Some(r) => r.finish(&self.ctx.device, "a height tile", |bytes| sink(f.tile, bytemuck::cast_slice(bytes))),
+            None => wait_for(&self.ctx.device, f.submission),
         }
-        Ok(())
     }
 
     /// Compute `tiles` of `grid`, handing each finished tile (row-major, row 0 = south) to

@@ -6,14 +6,13 @@
 //! gpu_surface_parity.rs).
 
 use super::records::SURFACE_PASS_WGSL;
-use super::{block_lists, plan_buffers, storage_buffer, BlockLists, GpuContext, GpuError, TileSpec};
+use super::{block_lists, plan_buffers, storage_buffer, BlockLists, GpuContext, GpuError, Readback, TileSpec};
 use crate::eval::Grid;
 use crate::plan::BakePlan;
 use crate::surface::maps::{PostSurface, SurfaceGrid};
 use crate::surface::normals::NormalMethod;
 use crate::surface::{DirectionFilter, FeatherClamp, SurfaceEvaluator, SPLAT_LAYERS};
 use bytemuck::{Pod, Zeroable};
-use std::sync::mpsc;
 use wgpu::util::DeviceExt;
 
 /// Side in posts of the blocks each tile's layer lists are culled for (as the CPU's
@@ -163,10 +162,9 @@ type TileSink<'s> = dyn FnMut(TileSpec, &[GpuPostRecord], &[[f32; 3]]) + 's;
 
 struct InFlight {
     tile: TileSpec,
-    staging: wgpu::Buffer,
+    /// The records, then the normals.
+    readback: Readback,
     records_bytes: u64,
-    done: mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
-    submission: wgpu::SubmissionIndex,
 }
 
 impl<'a> GpuSurfacePass<'a> {
@@ -323,29 +321,14 @@ impl<'a> GpuSurfacePass<'a> {
         enc.copy_buffer_to_buffer(&records, 0, &staging, 0, records_bytes);
         enc.copy_buffer_to_buffer(&normals, 0, &staging, records_bytes, normals_bytes);
         let submission = self.ctx.queue.submit([enc.finish()]);
-        let (tx, rx) = mpsc::channel();
-        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        InFlight { tile, staging, records_bytes, done: rx, submission }
+        InFlight { tile, readback: Readback::start(staging, submission), records_bytes }
     }
 
     fn finish(&self, f: InFlight, sink: &mut TileSink) -> Result<(), GpuError> {
-        self.ctx
-            .device
-            .poll(wgpu::PollType::Wait { submission_index: Some(f.submission), timeout: None })
-            .map_err(|e| GpuError::Runtime(e.to_string()))?;
-        f.done
-            .recv()
-            .map_err(|e| GpuError::Runtime(e.to_string()))?
-            .map_err(|e| GpuError::Runtime(format!("reading a surface tile back failed: {e}")))?;
-        {
-            let view = f.staging.slice(..).get_mapped_range().map_err(|e| GpuError::Runtime(e.to_string()))?;
-            let (records, normals) = view.split_at(f.records_bytes as usize);
+        f.readback.finish(&self.ctx.device, "a surface tile", |bytes| {
+            let (records, normals) = bytes.split_at(f.records_bytes as usize);
             sink(f.tile, bytemuck::cast_slice(records), bytemuck::cast_slice(normals));
-        }
-        f.staging.unmap();
-        Ok(())
+        })
     }
 
     /// Normals and `passes` at every post of `grid` from its heights with their 1-post apron

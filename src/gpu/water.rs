@@ -7,12 +7,11 @@
 
 use super::records::SURFACE_PASS_WGSL;
 use super::surface::GpuSurfaceParams;
-use super::{storage_buffer, GpuContext, GpuError, TileSpec};
+use super::{storage_buffer, GpuContext, GpuError, Readback, TileSpec};
 use crate::eval::Grid;
 use crate::plan::BoundaryRecord;
 use crate::water::WaterTables;
 use bytemuck::{Pod, Zeroable};
-use std::sync::mpsc;
 use wgpu::util::DeviceExt;
 
 /// Side in posts of the tiles one dispatch covers.
@@ -116,9 +115,7 @@ pub struct GpuWaterPass<'a> {
 
 struct InFlight {
     tile: TileSpec,
-    staging: wgpu::Buffer,
-    done: mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
-    submission: wgpu::SubmissionIndex,
+    readback: Readback,
 }
 
 impl<'a> GpuWaterPass<'a> {
@@ -229,28 +226,11 @@ impl<'a> GpuWaterPass<'a> {
         }
         enc.copy_buffer_to_buffer(&output, 0, &staging, 0, bytes);
         let submission = self.ctx.queue.submit([enc.finish()]);
-        let (tx, rx) = mpsc::channel();
-        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        InFlight { tile, staging, done: rx, submission }
+        InFlight { tile, readback: Readback::start(staging, submission) }
     }
 
     fn finish(&self, f: InFlight, sink: &mut dyn FnMut(TileSpec, &[GpuWaterPost])) -> Result<(), GpuError> {
-        self.ctx
-            .device
-            .poll(wgpu::PollType::Wait { submission_index: Some(f.submission), timeout: None })
-            .map_err(|e| GpuError::Runtime(e.to_string()))?;
-        f.done
-            .recv()
-            .map_err(|e| GpuError::Runtime(e.to_string()))?
-            .map_err(|e| GpuError::Runtime(format!("reading a water tile back failed: {e}")))?;
-        {
-            let view = f.staging.slice(..).get_mapped_range().map_err(|e| GpuError::Runtime(e.to_string()))?;
-            sink(f.tile, bytemuck::cast_slice(&view));
-        }
-        f.staging.unmap();
-        Ok(())
+        f.readback.finish(&self.ctx.device, "a water tile", |bytes| sink(f.tile, bytemuck::cast_slice(bytes)))
     }
 
     /// The water surface height at every post of `grid`, row-major from the south (the GPU
