@@ -20,14 +20,17 @@ if [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
 fi
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 BIN=target/release/trnbake
-TRN=.devdata/tatooine.trn
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
+TRN="${TRN:-.devdata/tatooine.trn}"
+# Spacings of the full-planet case (a quick local dry run: PLANET=64 PLANET_1=64).
+PLANET="${PLANET:-2,1}"
+PLANET_1="${PLANET_1:-1}"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 | tee "$OUT/gpu.txt"
 "$BIN" adapters | tee "$OUT/adapters.txt"
 # 1. The full planet at 2 m and 1 m on the GPU (and the CPU backend at 2 m for the ratio).
-timeout 200 "$BIN" bench "$TRN" --planet 2,1 --json | tee "$OUT/planet.json"
+timeout 200 "$BIN" bench "$TRN" --planet "$PLANET" --json | tee "$OUT/planet.json"
 # Smaller tiles cull more layers per tile; is that worth the extra dispatches on this GPU?
-timeout 100 "$BIN" bench "$TRN" --planet 1 --planet-tile 512 --json | tee "$OUT/planet_tile512.json"
-timeout 120 "$BIN" bench "$TRN" --planet 2 --planet-cpu --json | tee "$OUT/planet_cpu.json"
+timeout 100 "$BIN" bench "$TRN" --planet "$PLANET_1" --planet-tile 512 --json | tee "$OUT/planet_tile512.json"
+timeout 120 "$BIN" bench "$TRN" --planet "${PLANET%%,*}" --planet-cpu --json | tee "$OUT/planet_cpu.json"
 # 2. The standard cases (8 m full map, 2 m region with and without culling, surface passes).
 timeout 120 "$BIN" bench "$TRN" --json | tee "$OUT/bench.json"
 # 3. End to end through the bake (GeoTIFF + PNG written) at 2 m, heights only.
