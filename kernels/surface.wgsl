@@ -59,7 +59,8 @@ struct PostRecord {
     color: array<f32, 3>,
     excluded: u32,
     passable: i32,
-    _pad: u32,
+    /// 1 where a flora stack outgrew FLORA_STACK_DEPTH: the host recomputes the post on the CPU.
+    flora_overflow: u32,
 }
 
 // Bindings 1–16 (the plan and the block lists) are in plan_bindings.wgsl.
@@ -84,6 +85,8 @@ var<private> splat_weight: array<f32, SPLAT_LAYERS>;
 var<private> flora_family: array<array<i32, FLORA_STACK_DEPTH>, 4>;
 var<private> flora_density: array<array<f32, FLORA_STACK_DEPTH>, 4>;
 var<private> flora_len: array<u32, 4>;
+/// Set when a push found its stack full (the post's flora results are then not exact).
+var<private> flora_overflow: bool;
 var<private> environment: i32;
 var<private> color: array<f32, 3>;
 var<private> excluded: bool;
@@ -171,13 +174,15 @@ struct FloraChoice {
     probability: f32,
 }
 
-/// Push an add on a flora class's stack (the host guarantees the depth).
+/// Push an add on a flora class's stack; a full stack flags the post (`flora_overflow`).
 fn flora_push(cls: u32, family: i32, density: f32) {
     let n = flora_len[cls];
     if (n < FLORA_STACK_DEPTH) {
         flora_family[cls][n] = family;
         flora_density[cls][n] = density;
         flora_len[cls] = n + 1u;
+    } else {
+        flora_overflow = true;
     }
 }
 
@@ -419,7 +424,7 @@ fn shader_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     r.color = array<f32, 3>(0.0, 0.0, 0.0);
     r.excluded = 0u;
     r.passable = PASSABLE_NONE;
-    r._pad = 0u;
+    r.flora_overflow = 0u;
     surface[gid.y * params.tile_cols + gid.x] = r;
 }
 
@@ -441,6 +446,7 @@ fn later_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var k = 0u; k < 4u; k++) {
         flora_len[k] = 0u;
     }
+    flora_overflow = false;
     environment = 0i;
     color = array<f32, 3>(0.0, 0.0, 0.0);
     excluded = false;
@@ -460,5 +466,6 @@ fn later_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     r.color = color;
     r.excluded = select(0u, 1u, excluded);
     r.passable = passable;
+    r.flora_overflow = select(0u, 1u, flora_overflow);
     surface[i] = r;
 }

@@ -13,7 +13,7 @@ use trnbake::gpu::GpuContext;
 use trnbake::plan::HeightOptions;
 use trnbake::surface::maps::{evaluate, splat_bytes, SurfaceGrid};
 use trnbake::surface::normals::NormalMethod;
-use trnbake::surface::{DirectionFilter, FeatherClamp, SurfaceEvaluator, SurfaceOptions};
+use trnbake::surface::{DirectionFilter, FeatherClamp, Ground, SurfaceEvaluator, SurfaceOptions};
 use trnbake::trn::Terrain;
 
 /// Posts that agree bit for bit, posts within the map's tolerance, and posts where the CPU's
@@ -281,4 +281,35 @@ fn gpu_water_levels_match_cpu() {
         let (_, local) = water_parity(&format!("{name} whole map"), &ctx, &t, Grid { x0: -half, z0: -half, spacing: 32.0, cols: n, rows: n });
         assert!(local > 100, "{name}: only {local} posts of local water");
     }
+}
+
+/// A post whose flora stack outgrows the kernel's (`FLORA_STACK_DEPTH`) is flagged by the
+/// kernel and recomputed on the CPU: the `surfaces` fixture with 40 nested circles that each
+/// add a collidable family, so the centre posts stack 40 adds and the outer ones fewer.
+#[test]
+fn deep_flora_stacks_fall_back_per_post() {
+    let Some(ctx) = gpu() else { return };
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
+    let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(golden.join("surfaces.json")).unwrap()).unwrap();
+    let depth = trnbake::gpu::surface::FLORA_STACK_DEPTH + 16;
+    let layers = doc["generator"]["layers"].as_array_mut().unwrap();
+    for k in 0..depth {
+        layers.push(serde_json::json!({
+            "type": "layer", "enabled": true, "name": format!("ring {k}"), "invert_boundaries": false,
+            "invert_filters": false, "expanded": true, "notes": "",
+            "children": [
+                {"enabled": true, "name": "c", "type": "circle", "center_x": 100.0, "center_z": -60.0,
+                 "radius": 40.0 + 8.0 * k as f64, "feather_type": 0, "feather_amount": 0.0},
+                {"enabled": true, "name": "add", "type": "flora_collidable", "family_id": 1 + (k % 3) as i64,
+                 "add": true, "remove_all": false, "use_density_override": true, "density_override": 0.05 + 0.01 * k as f64}
+            ]
+        }));
+    }
+    let t = trnbake::app::terrain_from_json(&doc.to_string(), "deep flora stacks").unwrap();
+    let (he, se) = evaluators(&t, SurfaceOptions::default());
+    let ground = Ground { height: he.height_at(100.0, -60.0), normal: [0.0, 1.0, 0.0] };
+    let centre = se.at(100.0, -60.0, ground);
+    assert!(centre.flora[0].0.len() > trnbake::gpu::surface::FLORA_STACK_DEPTH, "the centre stacks {} adds", centre.flora[0].0.len());
+    let grid = Grid { x0: -256.0, z0: -320.0, spacing: 4.0, cols: 181, rows: 131 };
+    parity("deep flora stacks", &ctx, &he, &se, grid, NormalMethod::Faces);
 }

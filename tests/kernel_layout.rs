@@ -237,7 +237,7 @@ fn post_record_layout() {
         surface_module(),
         GpuPostRecord,
         "PostRecord",
-        [shader, splat_family, splat_weight, flora_family, flora_probability, environment, color, excluded, passable, _pad]
+        [shader, splat_family, splat_weight, flora_family, flora_probability, environment, color, excluded, passable, flora_overflow]
     );
 }
 

@@ -7,7 +7,7 @@ pub mod surface;
 pub mod water;
 
 use crate::eval::Grid;
-use crate::plan::{BakePlan, TileLayer, TileList, AFFECTOR_FLORA_BASE, FLORA_ADD, FLORA_REMOVE_ALL};
+use crate::plan::{BakePlan, TileLayer, TileList};
 use bytemuck::Pod;
 use records::{binding, GpuParams, HEIGHT_CULL_BLOCK, HEIGHT_PASS_WGSL};
 use std::sync::mpsc;
@@ -232,9 +232,6 @@ pub(crate) struct BlockLists {
     pub boundaries: Vec<u32>,
     /// [start, end) in `layers`, per block, row-major.
     pub blocks: Vec<[u32; 2]>,
-    /// The most flora adds of one class on one block's list: a bound on the surface pass's
-    /// flora stack depth (0 for plans without flora).
-    pub flora_adds: usize,
 }
 
 /// The culled layer list of every `block`² block of `tile` (each as `BakePlan::tile_layers`
@@ -243,28 +240,17 @@ pub(crate) struct BlockLists {
 pub(crate) fn block_lists(plan: &BakePlan, grid: &Grid, tile: TileSpec, block: u32) -> BlockLists {
     use rayon::prelude::*;
     let origins: Vec<(u32, u32)> = (0..tile.rows).step_by(block as usize).flat_map(|br| (0..tile.cols).step_by(block as usize).map(move |bc| (bc, br))).collect();
-    let lists: Vec<(TileList, usize)> = origins
+    let lists: Vec<TileList> = origins
         .par_iter()
         .map(|&(bc, br)| {
             let (c0, r0) = (tile.c0 + bc, tile.r0 + br);
             let (c1, r1) = (c0 + block.min(tile.cols - bc) - 1, r0 + block.min(tile.rows - br) - 1);
-            let list = plan.tile_layers(grid.area(c0, r0, c1, r1));
-            let mut adds = [0usize; 4];
-            for e in &list.layers {
-                let l = &plan.layers[e.layer as usize];
-                for a in &plan.affectors[l.affector_start as usize..(l.affector_start + l.affector_count) as usize] {
-                    if (AFFECTOR_FLORA_BASE..AFFECTOR_FLORA_BASE + 4).contains(&a.kind) && a.operation & FLORA_REMOVE_ALL == 0 && a.operation & FLORA_ADD != 0 {
-                        adds[(a.kind - AFFECTOR_FLORA_BASE) as usize] += 1;
-                    }
-                }
-            }
-            (list, adds.into_iter().max().unwrap_or(0))
+            plan.tile_layers(grid.area(c0, r0, c1, r1))
         })
         .collect();
     let mut out = BlockLists::default();
-    for (list, adds) in lists {
+    for list in lists {
         let (base_l, base_b) = (out.layers.len() as u32, out.boundaries.len() as u32);
-        out.flora_adds = out.flora_adds.max(adds);
         out.layers.extend(list.layers.iter().map(|e| TileLayer { skip_to: e.skip_to + base_l, boundary_start: e.boundary_start + base_b, ..*e }));
         out.boundaries.extend(&list.boundaries);
         out.blocks.push([base_l, out.layers.len() as u32]);

@@ -21,8 +21,9 @@ pub const BLOCK: u32 = 128;
 /// Side in posts of the tiles one dispatch covers (a multiple of [`BLOCK`]).
 pub const TILE: u32 = 512;
 /// Deepest flora stack per class the kernel holds (`FLORA_STACK_DEPTH` in
-/// kernels/surface.wgsl): a block whose layer list holds more flora adds of one class than
-/// this is computed on the CPU.
+/// kernels/surface.wgsl): a post whose stack grows deeper is flagged by the kernel and
+/// recomputed on the CPU, so results stay exact (rare: only the adds of the layers active at
+/// the post since the last remove-all count).
 pub const FLORA_STACK_DEPTH: usize = 24;
 /// Storage buffers the surface passes bind (kernels/surface.wgsl bindings 1–21).
 pub const STORAGE_BUFFERS: u32 = 21;
@@ -86,7 +87,9 @@ pub struct GpuPostRecord {
     pub excluded: u32,
     /// The APAS byte, or −1 where none applied.
     pub passable: i32,
-    pub _pad: u32,
+    /// 1 where a flora stack outgrew [`FLORA_STACK_DEPTH`]: [`GpuSurfacePass::run`]
+    /// recomputes such posts on the CPU.
+    pub flora_overflow: u32,
 }
 
 const _: () = assert!(std::mem::size_of::<GpuPostRecord>() == 96 && SPLAT_LAYERS == 4);
@@ -149,6 +152,8 @@ struct PlanOnGpu<'a> {
 /// The surface passes of one terrain with its plans uploaded once, for many tiles.
 pub struct GpuSurfacePass<'a> {
     ctx: &'a GpuContext,
+    /// The CPU reference, for the posts the kernel flags (flora stack overflow).
+    evaluator: &'a SurfaceEvaluator,
     half_width: f32,
     params: GpuSurfaceParams,
     shader: PlanOnGpu<'a>,
@@ -226,24 +231,17 @@ impl<'a> GpuSurfacePass<'a> {
             block: BLOCK,
             ..Default::default()
         };
-        Ok(GpuSurfacePass { ctx, half_width: se.plan.half_width, params, shader: upload(&se.shader_plan), later: upload(&se.later_plan), layout, pipelines })
+        Ok(GpuSurfacePass { ctx, evaluator: se, half_width: se.plan.half_width, params, shader: upload(&se.shader_plan), later: upload(&se.later_plan), layout, pipelines })
     }
 
-    /// The culled block lists of every tile for both walks; fails with
-    /// [`GpuError::Unsupported`] when a block's flora stack could outgrow the kernel's.
-    fn lists(&self, grid: &Grid, tiles: &[TileSpec], passes: SurfacePasses) -> Result<Vec<[BlockLists; 2]>, GpuError> {
+    /// The culled block lists of every tile for both walks.
+    fn lists(&self, grid: &Grid, tiles: &[TileSpec], passes: SurfacePasses) -> Vec<[BlockLists; 2]> {
         tiles
             .iter()
             .map(|&t| {
                 let shader = if passes >= SurfacePasses::Shader { block_lists(self.shader.plan, grid, t, BLOCK) } else { BlockLists::default() };
                 let later = if passes == SurfacePasses::All { block_lists(self.later.plan, grid, t, BLOCK) } else { BlockLists::default() };
-                if later.flora_adds > FLORA_STACK_DEPTH {
-                    return Err(GpuError::Unsupported(format!(
-                        "a {BLOCK}² block near post ({}, {}) walks {} flora adds of one class; the kernel holds {FLORA_STACK_DEPTH}",
-                        t.c0, t.r0, later.flora_adds
-                    )));
-                }
-                Ok([shader, later])
+                [shader, later]
             })
             .collect()
     }
@@ -337,18 +335,22 @@ impl<'a> GpuSurfacePass<'a> {
     pub fn run(&self, grid: &Grid, padded: &[f32], passes: SurfacePasses) -> Result<SurfaceGrid, GpuError> {
         assert_eq!(padded.len(), (grid.cols as usize + 2) * (grid.rows as usize + 2), "heights with a 1-post apron");
         let tiles = surface_tiles(grid);
-        let lists = self.lists(grid, &tiles, passes)?;
+        let lists = self.lists(grid, &tiles, passes);
         let cols = grid.cols as usize;
         let n = cols * grid.rows as usize;
         let mut normals = vec![[0.0f32; 3]; n];
         let mut results = vec![PostSurface::default(); n];
+        let mut overflowed: Vec<usize> = Vec::new();
         let mut sink = |t: TileSpec, recs: &[GpuPostRecord], ns: &[[f32; 3]]| {
             for r in 0..t.rows as usize {
                 let dst = (t.r0 as usize + r) * cols + t.c0 as usize;
                 let src = r * t.cols as usize;
                 normals[dst..dst + t.cols as usize].copy_from_slice(&ns[src..src + t.cols as usize]);
-                for (out, rec) in results[dst..dst + t.cols as usize].iter_mut().zip(&recs[src..src + t.cols as usize]) {
+                for (k, (out, rec)) in results[dst..dst + t.cols as usize].iter_mut().zip(&recs[src..src + t.cols as usize]).enumerate() {
                     *out = (*rec).into();
+                    if rec.flora_overflow != 0 {
+                        overflowed.push(dst + k);
+                    }
                 }
             }
         };
@@ -370,7 +372,32 @@ impl<'a> GpuSurfacePass<'a> {
         if passes == SurfacePasses::Normals {
             results.fill(PostSurface::default());
         }
+        self.recompute_on_cpu(grid, padded, &normals, &overflowed, &mut results);
         Ok(SurfaceGrid { grid: *grid, normals, results, water: None })
+    }
+
+    /// The CPU reference at the posts whose flora stack outgrew the kernel's
+    /// ([`FLORA_STACK_DEPTH`]), from the GPU's normals (bit-identical to the CPU's).
+    fn recompute_on_cpu(&self, grid: &Grid, padded: &[f32], normals: &[[f32; 3]], posts: &[usize], results: &mut [PostSurface]) {
+        use rayon::prelude::*;
+        if posts.is_empty() {
+            return;
+        }
+        tracing::info!("{} posts with a flora stack deeper than {FLORA_STACK_DEPTH}: recomputed on the CPU", posts.len());
+        let cols = grid.cols as usize;
+        let fixed: Vec<(usize, PostSurface)> = posts
+            .par_iter()
+            .map(|&i| {
+                let (c, r) = ((i % cols) as u32, (i / cols) as u32);
+                let tiles = self.evaluator.tile(grid.area(c, r, c, r));
+                let ground = crate::surface::Ground { height: padded[(r as usize + 1) * (cols + 2) + c as usize + 1], normal: normals[i] };
+                let (x, z) = grid.post(c, r);
+                (i, self.evaluator.at_with(&tiles, x, z, ground).into())
+            })
+            .collect();
+        for (i, s) in fixed {
+            results[i] = s;
+        }
     }
 }
 
