@@ -293,6 +293,33 @@ impl Readback {
     }
 }
 
+/// Run `items` with two in flight (gpu.md §2.4): each is submitted before the one before it
+/// is finished, so the GPU computes the next while the CPU consumes the last. Validation
+/// errors of the whole run are reported as one [`GpuError::Runtime`].
+pub(crate) fn two_in_flight<I, F>(
+    device: &wgpu::Device,
+    items: impl IntoIterator<Item = I>,
+    mut submit: impl FnMut(I) -> F,
+    mut finish: impl FnMut(F) -> Result<(), GpuError>,
+) -> Result<(), GpuError> {
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let mut pending: Option<F> = None;
+    for item in items {
+        let next = submit(item);
+        if let Some(prev) = pending.take() {
+            finish(prev)?;
+        }
+        pending = Some(next);
+    }
+    if let Some(prev) = pending.take() {
+        finish(prev)?;
+    }
+    if let Some(e) = pollster::block_on(scope.pop()) {
+        return Err(GpuError::Runtime(e.to_string()));
+    }
+    Ok(())
+}
+
 /// Block until the GPU has run `submission`.
 fn wait_for(device: &wgpu::Device, submission: wgpu::SubmissionIndex) -> Result<(), GpuError> {
     device
@@ -390,22 +417,7 @@ impl<'a> GpuHeightPass<'a> {
     /// Compute `tiles` of `grid`, handing each finished tile (row-major, row 0 = south) to
     /// `sink` in order, with the next tile already submitted while `sink` runs.
     pub fn run(&self, grid: &Grid, tiles: &[TileSpec], sink: &mut dyn FnMut(TileSpec, &[f32])) -> Result<(), GpuError> {
-        let scope = self.ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let mut pending: Option<InFlight> = None;
-        for &t in tiles {
-            let next = self.submit(grid, t, true);
-            if let Some(prev) = pending.take() {
-                self.finish(prev, sink)?;
-            }
-            pending = Some(next);
-        }
-        if let Some(prev) = pending.take() {
-            self.finish(prev, sink)?;
-        }
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Runtime(e.to_string()));
-        }
-        Ok(())
+        two_in_flight(&self.ctx.device, tiles, |&t| self.submit(grid, t, true), |f| self.finish(f, sink))
     }
 
     /// Compute `tiles` of `grid` and wait for the GPU, reading nothing back: with

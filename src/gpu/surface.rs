@@ -6,7 +6,7 @@
 //! gpu_surface_parity.rs).
 
 use super::records::SURFACE_PASS_WGSL;
-use super::{block_lists, plan_buffers, storage_buffer, BlockLists, GpuContext, GpuError, Readback, TileSpec};
+use super::{block_lists, plan_buffers, storage_buffer, two_in_flight, BlockLists, GpuContext, GpuError, Readback, TileSpec};
 use crate::eval::Grid;
 use crate::plan::BakePlan;
 use crate::surface::maps::{PostSurface, SurfaceGrid};
@@ -354,21 +354,7 @@ impl<'a> GpuSurfacePass<'a> {
                 }
             }
         };
-        let scope = self.ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let mut pending: Option<InFlight> = None;
-        for (&t, l) in tiles.iter().zip(&lists) {
-            let next = self.submit(grid, padded, t, l, passes);
-            if let Some(prev) = pending.take() {
-                self.finish(prev, &mut sink)?;
-            }
-            pending = Some(next);
-        }
-        if let Some(prev) = pending.take() {
-            self.finish(prev, &mut sink)?;
-        }
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Runtime(e.to_string()));
-        }
+        two_in_flight(&self.ctx.device, tiles.iter().zip(&lists), |(&t, l)| self.submit(grid, padded, t, l, passes), |f| self.finish(f, &mut sink))?;
         if passes == SurfacePasses::Normals {
             results.fill(PostSurface::default());
         }

@@ -7,7 +7,7 @@
 
 use super::records::SURFACE_PASS_WGSL;
 use super::surface::GpuSurfaceParams;
-use super::{storage_buffer, GpuContext, GpuError, Readback, TileSpec};
+use super::{storage_buffer, two_in_flight, GpuContext, GpuError, Readback, TileSpec};
 use crate::eval::Grid;
 use crate::plan::BoundaryRecord;
 use crate::water::WaterTables;
@@ -250,23 +250,10 @@ impl<'a> GpuWaterPass<'a> {
                 }
             }
         };
-        let scope = self.ctx.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let mut pending: Option<InFlight> = None;
-        for r0 in (0..grid.rows).step_by(TILE as usize) {
-            for c0 in (0..grid.cols).step_by(TILE as usize) {
-                let next = self.submit(grid, TileSpec { c0, r0, cols: TILE.min(grid.cols - c0), rows: TILE.min(grid.rows - r0) });
-                if let Some(prev) = pending.take() {
-                    self.finish(prev, &mut sink)?;
-                }
-                pending = Some(next);
-            }
-        }
-        if let Some(prev) = pending.take() {
-            self.finish(prev, &mut sink)?;
-        }
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Runtime(e.to_string()));
-        }
+        let tiles = (0..grid.rows)
+            .step_by(TILE as usize)
+            .flat_map(|r0| (0..grid.cols).step_by(TILE as usize).map(move |c0| TileSpec { c0, r0, cols: TILE.min(grid.cols - c0), rows: TILE.min(grid.rows - r0) }));
+        two_in_flight(&self.ctx.device, tiles, |t| self.submit(grid, t), |f| self.finish(f, &mut sink))?;
         Ok(levels)
     }
 }
