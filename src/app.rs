@@ -4,17 +4,11 @@ use crate::cli::{Cli, Command, HeightArgs, MissingBitmaps, OnOff};
 use crate::eval::HeightEvaluator;
 use crate::plan::HeightOptions;
 use crate::fsutil::write_atomic;
-use crate::trn::{info::tree_text, Terrain};
+use crate::swg::json::{demo_terrain, terrain_from_json, DEMO_TERRAIN_JSON};
+use crate::swg::{info::tree_text, Terrain};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::Path;
-
-/// The built-in demo terrain, authored as JSON (see `golden/demo.json`).
-pub const DEMO_TERRAIN_JSON: &str = include_str!("../golden/demo.json");
-
-pub fn demo_terrain() -> Terrain {
-    serde_json::from_str(DEMO_TERRAIN_JSON).expect("the built-in demo terrain is valid JSON")
-}
 
 /// Load a terrain, or the demo when no file is given.
 pub fn load_terrain(file: Option<&Path>) -> Result<Terrain> {
@@ -108,19 +102,6 @@ fn decompile(file: &Path, output: Option<&Path>) -> Result<()> {
         None => writeln!(std::io::stdout().lock(), "{json}")?,
     }
     Ok(())
-}
-
-/// Parse and validate a JSON terrain, reporting every problem with its JSON path.
-pub fn terrain_from_json(text: &str, name: &str) -> Result<Terrain> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    let t: Terrain = serde_path_to_error::deserialize(de)
-        .map_err(|e| anyhow::anyhow!("{name}: at `{}`: {}", e.path(), e.inner()))?;
-    let problems = t.validate();
-    if !problems.is_empty() {
-        let list: Vec<String> = problems.iter().map(|p| format!("  {p}")).collect();
-        bail!("{name}: {} problem(s):\n{}", problems.len(), list.join("\n"));
-    }
-    Ok(t)
 }
 
 fn compile(file: &Path, output: &Path) -> Result<()> {

@@ -11,7 +11,7 @@ use crate::export::set::{export, ExportChoice, ExportSpec, ExportSummary};
 use crate::export::source::{check_block, read_exact_at, scan_min_max};
 use crate::export::{HeightSource, PostGrid, WrittenFile};
 use crate::fsutil::write_atomic;
-use crate::gpu::{GpuContext, GpuHeightPass, TileSpec};
+use crate::gpu::{GpuContext, GpuHeightPass};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -105,16 +105,7 @@ pub fn post_count(a: f64, b: f64, spacing: f64) -> Result<u32> {
     Ok(n as u32)
 }
 
-/// The tiles of a grid, row-major from the south-west.
-pub fn tiles(grid: &Grid, tile: u32) -> Vec<TileSpec> {
-    let mut v = Vec::new();
-    for r0 in (0..grid.rows).step_by(tile as usize) {
-        for c0 in (0..grid.cols).step_by(tile as usize) {
-            v.push(TileSpec { c0, r0, cols: tile.min(grid.cols - c0), rows: tile.min(grid.rows - r0) });
-        }
-    }
-    v
-}
+use crate::grid::{tiles, TileSpec};
 
 const STATE_FILE: &str = "bake-state.json";
 const TILE_DIR: &str = ".trnbake-tiles";

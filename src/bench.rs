@@ -40,7 +40,7 @@ pub fn cpu_grid(e: &HeightEvaluator, grid: &Grid, block: u32, out: &mut [f32]) {
 /// the pole spacing with per-block culling (256-post blocks) and without (one block), on the
 /// CPU and, when an adapter exists, the GPU backend — all in one run so ratios are fair. The
 /// GPU always culls per 128² block inside its tiles, so its rows are 256² tiles and one tile.
-pub fn run_standard(t: &crate::trn::Terrain, e: &HeightEvaluator, repeat: usize, full_16m: bool) -> anyhow::Result<Vec<BenchCase>> {
+pub fn run_standard(t: &crate::swg::Terrain, e: &HeightEvaluator, repeat: usize, full_16m: bool) -> anyhow::Result<Vec<BenchCase>> {
     let half = f64::from(t.header.map_width) / 2.0;
     let pole = f64::from(t.header.pole_spacing());
     let full8_n = (2.0 * half / 8.0) as u32 + 1;
@@ -68,7 +68,7 @@ pub fn run_standard(t: &crate::trn::Terrain, e: &HeightEvaluator, repeat: usize,
         Ok(ctx) => {
             let pass = crate::gpu::GpuHeightPass::new(&ctx, &e.plan);
             for (_, name, grid, tile) in &specs {
-                let tiles = crate::bake::tiles(grid, *tile);
+                let tiles = crate::grid::tiles(grid, *tile);
                 let mut best = f64::MAX;
                 for _ in 0..repeat.max(1) {
                     let mut out = vec![0.0f32; grid.cols as usize * grid.rows as usize];
@@ -101,7 +101,7 @@ pub fn run_standard(t: &crate::trn::Terrain, e: &HeightEvaluator, repeat: usize,
 /// read-back (dispatches + wait) and end to end (compute, read-back and assembly in one
 /// `Vec<f32>`), in tiles of `tile` posts (default: the bake's, the adapter's largest up to 2048²); on
 /// the CPU backend too when `with_cpu`.
-pub fn run_planet(t: &crate::trn::Terrain, e: &HeightEvaluator, spacings: &[f64], tile: Option<u32>, with_cpu: bool) -> anyhow::Result<Vec<BenchCase>> {
+pub fn run_planet(t: &crate::swg::Terrain, e: &HeightEvaluator, spacings: &[f64], tile: Option<u32>, with_cpu: bool) -> anyhow::Result<Vec<BenchCase>> {
     let half = f64::from(t.header.map_width) / 2.0;
     let mut cases = Vec::new();
     let case = |name: String, backend: &str, posts: u64, seconds: f64| BenchCase { name, backend: backend.into(), posts, seconds, posts_per_second: posts as f64 / seconds };
@@ -120,7 +120,7 @@ pub fn run_planet(t: &crate::trn::Terrain, e: &HeightEvaluator, spacings: &[f64]
         let what = format!("full map at {spacing} m ({n}²)");
         if let Some(ctx) = &gpu {
             let side = tile.unwrap_or_else(|| ctx.max_tile(2048));
-            let tiles = crate::bake::tiles(&grid, side);
+            let tiles = crate::grid::tiles(&grid, side);
             let t0 = Instant::now();
             let pass = crate::gpu::GpuHeightPass::new(ctx, &e.plan);
             let upload = t0.elapsed().as_secs_f64();
@@ -154,7 +154,7 @@ pub fn run_planet(t: &crate::trn::Terrain, e: &HeightEvaluator, spacings: &[f64]
 /// passable) pass. A GPU row includes uploading the tile's heights and reading its results
 /// back; the GPU shader (later) row is the time of normals + shader (+ later) less the time
 /// without that pass, as the CPU's later row is.
-pub fn run_surface(t: &crate::trn::Terrain, e: &HeightEvaluator, s: &crate::surface::SurfaceEvaluator) -> anyhow::Result<Vec<BenchCase>> {
+pub fn run_surface(t: &crate::swg::Terrain, e: &HeightEvaluator, s: &crate::surface::SurfaceEvaluator) -> anyhow::Result<Vec<BenchCase>> {
     use crate::gpu::surface::{GpuSurfacePass, SurfacePasses};
     use crate::surface::maps::{apron_heights, grid_normals, surface_results, PassSelection};
     use crate::surface::normals::NormalMethod;

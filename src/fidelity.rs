@@ -3,8 +3,8 @@
 //! rough-terrain bits. Used by tests and by `trnbake fidelity`.
 
 use crate::eval::HeightEvaluator;
-use crate::trn::header::BakedMaps;
-use crate::trn::Terrain;
+use crate::swg::header::BakedMaps;
+use crate::swg::Terrain;
 use serde::Serialize;
 
 /// A small deterministic generator for choosing cells (SplitMix64).
@@ -128,7 +128,7 @@ impl ChunkReport {
     }
 }
 
-fn baked_bits(t: &Terrain) -> Option<(&crate::trn::header::BakedMapsInfo, &[u8], &[u8])> {
+fn baked_bits(t: &Terrain) -> Option<(&crate::swg::header::BakedMapsInfo, &[u8], &[u8])> {
     match t.baked_maps.as_ref()? {
         BakedMaps::Maps { info, water, slope } if info.bytes_per_row > 0 && info.rows > 0 => {
             Some((info, &water.0, &slope.0))
@@ -237,9 +237,9 @@ pub fn smap_stale_layers(planet: &str) -> &'static [&'static str] {
 /// `t` with every layer whose name starts with one of `prefixes` disabled (subtrees included,
 /// as a disabled layer's children do not run). Returns the names disabled.
 pub fn disable_layers(t: &mut Terrain, prefixes: &[&str]) -> Vec<String> {
-    fn walk(items: &mut [crate::trn::layer::LayerItem], prefixes: &[&str], out: &mut Vec<String>) {
+    fn walk(items: &mut [crate::swg::layer::LayerItem], prefixes: &[&str], out: &mut Vec<String>) {
         for it in items {
-            if let crate::trn::layer::LayerItem::Layer(l) = it {
+            if let crate::swg::layer::LayerItem::Layer(l) = it {
                 if l.enabled.get() && prefixes.iter().any(|p| l.name.starts_with(p)) {
                     l.enabled = false.into();
                     out.push(l.name.clone());
@@ -329,8 +329,8 @@ pub fn baked_smap_bit(t: &Terrain, col: u32, row: u32) -> Option<bool> {
 /// Whether (x, z) lies within `margin` metres of the road width of any enabled road or river
 /// (used to measure the road model where it can matter).
 pub fn near_roads(t: &Terrain, margin: f32) -> impl Fn(f32, f32) -> bool {
-    use crate::trn::layer::walk_layers;
-    use crate::trn::rules::RuleKind;
+    use crate::swg::layer::walk_layers;
+    use crate::swg::rules::RuleKind;
     let mut lines: Vec<(Vec<[f32; 2]>, f32)> = Vec::new();
     walk_layers(&t.generator.layers, 0, &mut |l, _| {
         if !l.enabled.get() {

@@ -1,6 +1,6 @@
 //! trnbake: bake Star Wars Galaxies procedural terrain (`.trn`) into rasters.
 //!
-//! The flow (see `../shared/design.md`): bytes → [`iff`] tree → [`trn::Terrain`] (typed
+//! The flow (see `../shared/design.md`): bytes → [`iff`] tree → [`swg::Terrain`] (typed
 //! model, lossless) → plan → CPU or GPU evaluator → exports.
 
 // `!(a < b)` is deliberate throughout: it keeps NaN semantics identical to the WGSL twins.
@@ -11,10 +11,10 @@
 // The evaluators take the same arguments as their WGSL twins, which have no structs of options.
 #![allow(clippy::too_many_arguments)]
 
-pub mod bitmap;
 pub mod iff;
+pub mod grid;
 pub mod noise;
-pub mod trn;
+pub mod swg;
 pub mod app;
 pub mod cli;
 pub mod fsutil;

@@ -9,11 +9,11 @@
 //! Every record here has a WGSL twin in `kernels/records.wgsl`; keep them in sync (a test
 //! compares the layouts through naga).
 
-use crate::bitmap::{Bitmap, BitmapError};
+use crate::swg::bitmap::{Bitmap, BitmapError};
 use crate::noise::{Fractal, FractalParams, PERLIN_TABLE_LEN};
-use crate::trn::layer::{Layer, LayerItem};
-use crate::trn::rules::{RuleCategory, RuleKind};
-use crate::trn::Terrain;
+use crate::swg::layer::{Layer, LayerItem};
+use crate::swg::rules::{RuleCategory, RuleKind};
+use crate::swg::Terrain;
 use bytemuck::{Pod, Zeroable};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -311,7 +311,7 @@ fn union(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
 const EMPTY: [f32; 4] = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
 const EVERYWHERE: [f32; 4] = [-UNBOUNDED, -UNBOUNDED, UNBOUNDED, UNBOUNDED];
 
-fn points_bounds(points: &[crate::trn::codec::Point2], grow: f32) -> [f32; 4] {
+fn points_bounds(points: &[crate::swg::codec::Point2], grow: f32) -> [f32; 4] {
     let mut b = EMPTY;
     for p in points {
         b = union(b, [p.x, p.z, p.x, p.z]);
@@ -809,7 +809,7 @@ impl Builder<'_> {
             RuleKind::Ribbon(r) => {
                 a.kind = AFFECTOR_ROAD_SHADER;
                 a.operation = r.terrain_family_id;
-                let points: Vec<crate::trn::codec::Point2> = r.points.iter().map(|p| crate::trn::codec::Point2 { x: p.a, z: p.b }).collect();
+                let points: Vec<crate::swg::codec::Point2> = r.points.iter().map(|p| crate::swg::codec::Point2 { x: p.a, z: p.b }).collect();
                 a.index = self.road(&points, &[], None, r.width, r.terrain_feather_type, r.terrain_feather_amount, 0.0);
             }
             RuleKind::Exclude(_) => a.kind = AFFECTOR_EXCLUDE,
@@ -841,7 +841,7 @@ impl Builder<'_> {
                 .and_then(|path| {
                     std::fs::read(&path)
                         .map_err(|e| format!("{}: {e}", path.display()))
-                        .and_then(|b| crate::bitmap::load_color_ramp_tga(&b).map_err(|e| format!("{}: {e}", path.display())))
+                        .and_then(|b| crate::swg::bitmap::load_color_ramp_tga(&b).map_err(|e| format!("{}: {e}", path.display())))
                 }),
         };
         let ramp = match loaded {
@@ -860,8 +860,8 @@ impl Builder<'_> {
     #[allow(clippy::too_many_arguments)]
     fn road(
         &mut self,
-        points: &[crate::trn::codec::Point2],
-        segments: &[Vec<crate::trn::codec::Point3>],
+        points: &[crate::swg::codec::Point2],
+        segments: &[Vec<crate::swg::codec::Point3>],
         heights: Option<&[f32]>,
         width: f32,
         feather_type: i32,

@@ -6,9 +6,9 @@
 use crate::eval::affector::nearest_on_segment;
 use crate::eval::boundary::boundary_influence;
 use crate::plan::{BoundaryRecord, BOUNDARY_POLYGON, BOUNDARY_RECTANGLE};
-use crate::trn::layer::{walk_layers, Layer};
-use crate::trn::rules::RuleKind;
-use crate::trn::Terrain;
+use crate::swg::layer::{walk_layers, Layer};
+use crate::swg::rules::RuleKind;
+use crate::swg::Terrain;
 
 /// One local water table.
 #[derive(Clone, Debug)]

@@ -3,7 +3,7 @@
 mod common;
 use trnbake::eval::{height_at_point, Grid, HeightEvaluator};
 use trnbake::plan::HeightOptions;
-use trnbake::trn::Terrain;
+use trnbake::swg::Terrain;
 
 fn check(t: &Terrain, grid: Grid) -> usize {
     let e = HeightEvaluator::new(t, &HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() }).unwrap();
@@ -44,6 +44,6 @@ fn block_rows_equal_per_post_walk_on_real_planets() {
 
 #[test]
 fn block_rows_equal_per_post_walk_on_demo() {
-    let t = trnbake::app::demo_terrain();
+    let t = trnbake::swg::json::demo_terrain();
     assert_eq!(check(&t, Grid { x0: -2048.0, z0: -2048.0, spacing: 8.0, cols: 513, rows: 513 }), 0);
 }

@@ -5,7 +5,7 @@ mod common;
 use trnbake::eval::HeightEvaluator;
 use trnbake::fidelity::{check_pfpm, check_wmap};
 use trnbake::plan::HeightOptions;
-use trnbake::trn::Terrain;
+use trnbake::swg::Terrain;
 
 fn load(name: &str) -> Option<(Terrain, HeightEvaluator)> {
     let path = common::real_file(&format!("terrain/{name}.trn"))?;

@@ -12,7 +12,7 @@ use trnbake::golden::compare::height_raster;
 use trnbake::golden::coverage::{features, tag_version_name};
 use trnbake::golden::{image::read_png, load_terrain, Manifest};
 use trnbake::plan::HeightOptions;
-use trnbake::trn::rules::TYPED_RULES;
+use trnbake::swg::rules::TYPED_RULES;
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("golden")
@@ -117,7 +117,7 @@ fn corpus_covers_every_rule_kind_and_version() {
     assert!(without_gain.contains("FBIT gain"), "no fixture with bitmap_gain off has a bitmap gain");
     // The built-in demo terrain of `bake` is one of the fixtures.
     let demo = m.fixtures.iter().find(|f| f.name == "demo").expect("a demo fixture");
-    assert_eq!(std::fs::read_to_string(dir.join(&demo.terrain)).unwrap(), trnbake::app::DEMO_TERRAIN_JSON);
+    assert_eq!(std::fs::read_to_string(dir.join(&demo.terrain)).unwrap(), trnbake::swg::json::DEMO_TERRAIN_JSON);
 }
 
 /// Run the whole corpus on one backend, in under a minute.

@@ -3,11 +3,11 @@
 //! small tiles give identical posts.
 
 mod common;
-use trnbake::bake::tiles;
+use trnbake::grid::tiles;
 use trnbake::eval::{Grid, HeightEvaluator};
 use trnbake::gpu::{GpuContext, GpuHeightPass};
 use trnbake::plan::HeightOptions;
-use trnbake::trn::Terrain;
+use trnbake::swg::Terrain;
 
 use common::gpu;
 
@@ -71,7 +71,7 @@ fn parity_with(name: &str, t: &Terrain, ctx: &GpuContext, grid: Grid, roads: boo
 #[test]
 fn gpu_matches_cpu_on_demo_and_seams_are_exact() {
     let Some(ctx) = gpu() else { return };
-    let t = trnbake::app::demo_terrain();
+    let t = trnbake::swg::json::demo_terrain();
     let grid = Grid { x0: -2048.0, z0: -2048.0, spacing: 8.0, cols: 513, rows: 513 };
     parity("demo", &t, &ctx, grid);
     // Seam test: one tile vs many small odd-sized tiles.

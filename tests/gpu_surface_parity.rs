@@ -14,7 +14,7 @@ use trnbake::plan::HeightOptions;
 use trnbake::surface::maps::{evaluate, splat_bytes, SurfaceGrid};
 use trnbake::surface::normals::NormalMethod;
 use trnbake::surface::{DirectionFilter, FeatherClamp, Ground, SurfaceEvaluator, SurfaceOptions};
-use trnbake::trn::Terrain;
+use trnbake::swg::Terrain;
 
 /// Posts that agree bit for bit, posts within the map's tolerance, and posts where the CPU's
 /// map holds something (so a map that is empty everywhere cannot pass unnoticed).
@@ -110,7 +110,7 @@ fn parity(name: &str, ctx: &GpuContext, he: &HeightEvaluator, se: &SurfaceEvalua
 #[test]
 fn demo_terrain_under_every_surface_option() {
     let Some(ctx) = gpu() else { return };
-    let t = trnbake::app::demo_terrain();
+    let t = trnbake::swg::json::demo_terrain();
     // Not on a 128-post block boundary, so blocks and tiles are ragged.
     let grid = Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 };
     for feather_clamp in [FeatherClamp::Threshold, FeatherClamp::Ignore, FeatherClamp::Weight] {
@@ -126,7 +126,7 @@ fn demo_terrain_under_every_surface_option() {
 #[test]
 fn aspect_direction_filter_stays_on_the_cpu() {
     let Some(ctx) = gpu() else { return };
-    let t = trnbake::app::demo_terrain();
+    let t = trnbake::swg::json::demo_terrain();
     let (_, se) = evaluators(&t, SurfaceOptions { direction: DirectionFilter::Aspect, ..Default::default() });
     let e = trnbake::gpu::surface::GpuSurfacePass::new(&ctx, &se, NormalMethod::Faces).err().expect("the aspect reading is refused");
     assert!(matches!(e, trnbake::gpu::GpuError::Unsupported(_)), "{e}");
@@ -268,7 +268,7 @@ fn gpu_water_levels_match_cpu() {
     assert!(local > 1000, "roads_water: only {local} posts of local water");
     assert!(wet >= local);
 
-    let t = trnbake::app::demo_terrain();
+    let t = trnbake::swg::json::demo_terrain();
     // Several 256² tiles, ragged on both axes.
     let (wet, _) = water_parity("demo", &ctx, &t, Grid { x0: -4090.0, z0: -3010.0, spacing: 6.0, cols: 1301, rows: 1037 });
     assert!(wet > 0, "the demo terrain has water");
@@ -305,7 +305,7 @@ fn deep_flora_stacks_fall_back_per_post() {
             ]
         }));
     }
-    let t = trnbake::app::terrain_from_json(&doc.to_string(), "deep flora stacks").unwrap();
+    let t = trnbake::swg::json::terrain_from_json(&doc.to_string(), "deep flora stacks").unwrap();
     let (he, se) = evaluators(&t, SurfaceOptions::default());
     let ground = Ground { height: he.height_at(100.0, -60.0), normal: [0.0, 1.0, 0.0] };
     let centre = se.at(100.0, -60.0, ground);

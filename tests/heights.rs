@@ -3,7 +3,7 @@
 mod common;
 use trnbake::eval::HeightEvaluator;
 use trnbake::plan::HeightOptions;
-use trnbake::trn::Terrain;
+use trnbake::swg::Terrain;
 
 fn evaluator(rel: &str, opts: HeightOptions) -> Option<HeightEvaluator> {
     let path = common::real_file(rel)?;

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 use trnbake::iff::{self, Limits, Node};
-use trnbake::trn::Terrain;
+use trnbake::swg::Terrain;
 
 // ---------------------------------------------------------------------------------------
 // A counting allocator: per-thread current and peak bytes while a measurement is active

@@ -7,7 +7,7 @@ use trnbake::fidelity::{check_pimp, check_smap_whole_map, smap_stale_layers, Cel
 use trnbake::plan::HeightOptions;
 use trnbake::surface::normals::NormalMethod;
 use trnbake::surface::{SurfaceEvaluator, SurfaceOptions};
-use trnbake::trn::Terrain;
+use trnbake::swg::Terrain;
 
 fn evaluators(t: &Terrain) -> (HeightEvaluator, SurfaceEvaluator) {
     let opts = HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() };

@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use trnbake::trn::Terrain;
+use trnbake::swg::Terrain;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(t) = Terrain::from_bytes(data) else { return };

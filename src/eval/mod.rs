@@ -9,7 +9,7 @@ pub mod feather;
 pub mod filter;
 
 use crate::plan::{AffectorRecord, BakePlan, FilterRecord, HeightOptions, PlanError, TileList, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH};
-use crate::trn::Terrain;
+use crate::swg::Terrain;
 use affector::apply_height_affector;
 use boundary::boundary_influence;
 use feather::feather;
@@ -125,32 +125,7 @@ pub fn walk_point<S: PassState>(plan: &BakePlan, tile: &TileList, x: f32, z: f32
     }
 }
 
-/// A post grid: `cols × rows` posts starting at (x0, z0), `spacing` apart, row 0 = south.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Grid {
-    pub x0: f64,
-    pub z0: f64,
-    pub spacing: f64,
-    pub cols: u32,
-    pub rows: u32,
-}
-
-impl Grid {
-    /// World position of post (col, row), from global integer indices, so a post has the
-    /// same coordinates whichever tile computes it. f32 arithmetic in the same order as the
-    /// kernel (`params.x0 + f32(col) * params.spacing`), so CPU and GPU agree exactly.
-    #[inline]
-    pub fn post(&self, col: u32, row: u32) -> (f32, f32) {
-        (self.x0 as f32 + col as f32 * self.spacing as f32, self.z0 as f32 + row as f32 * self.spacing as f32)
-    }
-
-    /// The world-space box of posts [c0, c1] × [r0, r1] (inclusive).
-    pub fn area(&self, c0: u32, r0: u32, c1: u32, r1: u32) -> [f32; 4] {
-        let (ax, az) = self.post(c0, r0);
-        let (bx, bz) = self.post(c1, r1);
-        [ax, az, bx, bz]
-    }
-}
+pub use crate::grid::Grid;
 
 /// Heights of a terrain: the public entry point for server emulators and the CPU backend.
 pub struct HeightEvaluator {

@@ -2,9 +2,9 @@
 //! covers every rule kind and version the writer supports (and every feather type, height
 //! operation and fractal combination rule), and fail when one goes missing.
 
-use crate::trn::layer::{Layer, LayerItem};
-use crate::trn::rules::RuleKind;
-use crate::trn::Terrain;
+use crate::swg::layer::{Layer, LayerItem};
+use crate::swg::rules::RuleKind;
+use crate::swg::Terrain;
 use std::collections::{BTreeSet, HashSet};
 
 /// `TAG vvvv`, as `trnbake info` names rule versions.

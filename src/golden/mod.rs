@@ -23,7 +23,7 @@ use crate::export::{u16_scale_offset, write_png16, PostGrid};
 use crate::fsutil::write_atomic;
 use crate::gpu::GpuContext;
 use crate::plan::HeightOptions;
-use crate::trn::Terrain;
+use crate::swg::Terrain;
 use anyhow::{bail, Context, Result};
 use compare::{compare, height_raster, Comparison, Raster};
 use serde::{Deserialize, Serialize};
@@ -223,7 +223,7 @@ impl Manifest {
 pub fn load_terrain(path: &Path) -> Result<Terrain> {
     if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        crate::app::terrain_from_json(&text, &path.display().to_string())
+        Ok(crate::swg::json::terrain_from_json(&text, &path.display().to_string())?)
     } else {
         Ok(Terrain::load(path)?)
     }

@@ -175,14 +175,7 @@ impl GpuContext {
     }
 }
 
-/// A rectangle of posts of a grid: [c0, c0+cols) × [r0, r0+rows).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct TileSpec {
-    pub c0: u32,
-    pub r0: u32,
-    pub cols: u32,
-    pub rows: u32,
-}
+pub use crate::grid::TileSpec;
 
 /// The plan uploaded once, for many tiles.
 pub struct GpuHeightPass<'a> {
@@ -442,7 +435,7 @@ impl<'a> GpuHeightPass<'a> {
     pub fn run_grid(&self, grid: &Grid, tile: u32) -> Result<Vec<f32>, GpuError> {
         let cols = grid.cols as usize;
         let mut out = vec![0.0f32; cols * grid.rows as usize];
-        self.run(grid, &crate::bake::tiles(grid, tile), &mut |t, data| {
+        self.run(grid, &crate::grid::tiles(grid, tile), &mut |t, data| {
             for (r, row) in data.chunks_exact(t.cols as usize).enumerate() {
                 let dst = (t.r0 as usize + r) * cols + t.c0 as usize;
                 out[dst..dst + row.len()].copy_from_slice(row);

@@ -133,13 +133,7 @@ pub fn ramp_words(plan: &BakePlan) -> Vec<u32> {
 /// The tiles of a grid, [`TILE`] posts a side from its south-west post (so the culling
 /// blocks fall where the CPU's do).
 fn surface_tiles(grid: &Grid) -> Vec<TileSpec> {
-    let mut v = Vec::new();
-    for r0 in (0..grid.rows).step_by(TILE as usize) {
-        for c0 in (0..grid.cols).step_by(TILE as usize) {
-            v.push(TileSpec { c0, r0, cols: TILE.min(grid.cols - c0), rows: TILE.min(grid.rows - r0) });
-        }
-    }
-    v
+    crate::grid::tiles(grid, TILE)
 }
 
 /// A plan uploaded for one of the two walks.

@@ -250,9 +250,7 @@ impl<'a> GpuWaterPass<'a> {
                 }
             }
         };
-        let tiles = (0..grid.rows)
-            .step_by(TILE as usize)
-            .flat_map(|r0| (0..grid.cols).step_by(TILE as usize).map(move |c0| TileSpec { c0, r0, cols: TILE.min(grid.cols - c0), rows: TILE.min(grid.rows - r0) }));
+        let tiles = crate::grid::tiles(grid, TILE);
         two_in_flight(&self.ctx.device, tiles, |t| self.submit(grid, t), |f| self.finish(f, &mut sink))?;
         Ok(levels)
     }

@@ -8,7 +8,7 @@ use super::{Ground, SurfaceEvaluator, SurfaceResult};
 use crate::eval::{Grid, HeightEvaluator};
 use crate::export::{self, PostGrid, WrittenFile};
 use crate::plan::FLORA_CLASSES;
-use crate::trn::Terrain;
+use crate::swg::Terrain;
 use crate::water::WaterTables;
 use rayon::prelude::*;
 use std::io;

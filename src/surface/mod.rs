@@ -15,7 +15,7 @@ use crate::plan::{
     AFFECTOR_COLOR_RAMP_HEIGHT, AFFECTOR_ENVIRONMENT, AFFECTOR_EXCLUDE, AFFECTOR_FLORA_BASE, AFFECTOR_PASSABLE, AFFECTOR_ROAD_SHADER, AFFECTOR_SHADER_CONSTANT,
     AFFECTOR_SHADER_REPLACE, FILTER_DIRECTION, Pass, FILTER_SHADER, FILTER_SLOPE, FLORA_ADD, FLORA_REMOVE_ALL,
 };
-use crate::trn::Terrain;
+use crate::swg::Terrain;
 
 /// How an ASCN/ASRP/AENV feather clamp acts (swg-trn §5.10, [?]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]

@@ -186,14 +186,14 @@ macro_rules! payload_struct {
         $(#[$m])*
         #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
         pub struct $name { $( $(#[$fm])* pub $f: $t ),* }
-        impl $crate::trn::codec::Codec for $name {
+        impl $crate::swg::codec::Codec for $name {
             #[allow(unused_variables)]
-            fn decode(r: &mut $crate::trn::codec::PayloadReader) -> Result<Self, $crate::iff::FormatError> {
+            fn decode(r: &mut $crate::swg::codec::PayloadReader) -> Result<Self, $crate::iff::FormatError> {
                 Ok(Self { $( $f: r.read()? ),* })
             }
             #[allow(unused_variables)]
             fn encode(&self, out: &mut Vec<u8>) {
-                $( $crate::trn::codec::Codec::encode(&self.$f, out); )*
+                $( $crate::swg::codec::Codec::encode(&self.$f, out); )*
             }
         }
     };

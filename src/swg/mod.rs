@@ -4,10 +4,12 @@
 //! Everything this reader does not know (unknown tags or versions) is kept as a raw IFF node
 //! in place, so `write(read(bytes)) == bytes` holds for any well-formed file.
 
+pub mod bitmap;
 pub mod codec;
 pub mod families;
 pub mod header;
 pub mod info;
+pub mod json;
 pub mod layer;
 pub mod rules;
 pub mod validate;
