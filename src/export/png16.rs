@@ -1,5 +1,8 @@
 //! 16-bit greyscale PNG height export (`shared/spec/exports.md` §4.1).
 //!
+//! Hand-written over the `png` crate, not `image`: it streams a full planet row by row (8193² ×
+//! 2 bytes), which `image`'s encoder would need whole in memory, and it writes tEXt chunks.
+//!
 //! IHDR colour type 0, bit depth 16, samples big-endian, north row first. No gAMA/sRGB/iCCP/
 //! cHRM chunks (colour management would bend heights). `raw = round((h − offset) / scale)`
 //! clamped to `0..=65535` (PNG has no nodata; NaN is written as 0). The decoding numbers and

@@ -1,9 +1,11 @@
-//! Reading golden PNGs and drawing the pictures of a failed check: a diff heat map and an
+//! Reading golden PNGs (with the `png` crate: their encoding numbers live in tEXt chunks,
+//! which `image` does not expose) and drawing the pictures of a failed check (with `image`): a diff heat map and an
 //! expected | actual | difference side-by-side image (8-bit RGB PNGs, one pixel per post,
 //! north up like every trnbake image).
 
 use super::compare::{Comparison, Raster};
-use crate::export::png_image::write_png_image;
+use crate::export::png_image::{write_png_image, PngEffort};
+use image::{imageops, Rgb, RgbImage};
 use std::io;
 use std::path::Path;
 
@@ -60,12 +62,12 @@ pub fn write_raster_png(path: &Path, r: &Raster) -> io::Result<()> {
     } else {
         r.samples.iter().map(|&v| v.clamp(0, 255) as u8).collect()
     };
-    write_png_image(path, r.width, r.height, r.channels, r.bits == 16, png::Compression::Balanced, &data)
+    write_png_image(path, r.width, r.height, r.channels, r.bits == 16, PngEffort::Balanced, &data)
 }
 
 /// Write an 8-bit RGB PNG atomically.
 pub fn write_rgb_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> io::Result<()> {
-    write_png_image(path, width, height, 3, false, png::Compression::Balanced, rgb)
+    write_png_image(path, width, height, 3, false, PngEffort::Balanced, rgb)
 }
 
 /// Colour of a post within the tolerance but not identical.
@@ -128,18 +130,13 @@ pub const PANEL_GAP: u32 = 4;
 /// same height is the same grey in both. Returns (width, height, RGB).
 pub fn side_by_side(expected: &Raster, actual: &Raster, heat: &[u8]) -> (u32, u32, Vec<u8>) {
     let (lo, hi) = common_range(expected, actual);
-    let panels = [display_rgb(expected, lo, hi), display_rgb(actual, lo, hi), heat.to_vec()];
-    let (w, h) = (expected.width as usize, expected.height as usize);
-    let gap = PANEL_GAP as usize;
-    let total_w = 3 * w + 2 * gap;
-    let mut out = vec![255u8; total_w * h * 3];
-    for row in 0..h {
-        for (k, p) in panels.iter().enumerate() {
-            let dst = (row * total_w + k * (w + gap)) * 3;
-            out[dst..dst + w * 3].copy_from_slice(&p[row * w * 3..(row + 1) * w * 3]);
-        }
+    let (w, h) = (expected.width, expected.height);
+    let mut canvas = RgbImage::from_pixel(3 * w + 2 * PANEL_GAP, h, Rgb([255, 255, 255]));
+    for (k, panel) in [display_rgb(expected, lo, hi), display_rgb(actual, lo, hi), heat.to_vec()].into_iter().enumerate() {
+        let panel = RgbImage::from_raw(w, h, panel).expect("one RGB pixel per post");
+        imageops::replace(&mut canvas, &panel, i64::from(k as u32 * (w + PANEL_GAP)), 0);
     }
-    (total_w as u32, h as u32, out)
+    (canvas.width(), canvas.height(), canvas.into_raw())
 }
 
 #[cfg(test)]

@@ -217,7 +217,7 @@ pub fn write_png8(path: &Path, cols: u32, rows: u32, channels: usize, data: &[u8
     let north_first: Vec<u8> = data.chunks_exact(stride.max(1)).rev().flatten().copied().collect();
     // Maps such as normals and the preview are noisy: the fast deflate level costs a little
     // size and saves most of the write time.
-    crate::export::png_image::write_png_image(path, cols, rows, channels as u32, false, png::Compression::Fast, &north_first)?;
+    crate::export::png_image::write_png_image(path, cols, rows, channels as u32, false, crate::export::png_image::PngEffort::Fast, &north_first)?;
     WrittenFile::of_file(path, if channels == 1 { "png8" } else if channels == 3 { "png-rgb8" } else { "png-rgba8" })
 }
 

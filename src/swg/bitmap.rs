@@ -4,9 +4,12 @@
 //! The real files are type 3 (uncompressed 8-bit greyscale, bottom-left
 //! origin) and type 2 (24/32-bit colour). We also accept the RLE variants and
 //! either origin, because modders re-save these files with other tools. The
-//! parser never panics: every length is checked before it is used and the
-//! pixel count is capped before anything is allocated.
+//! pixels are decoded by the `image` crate (with `image::Limits`); this module
+//! keeps the policy: which image types SWG uses, the pixel cap and the data
+//! length checked against the header before anything is allocated, and
+//! errors that name the file. It never panics.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Largest accepted width × height (2^28 pixels, 256 MiB of greyscale).
@@ -54,6 +57,9 @@ pub enum BitmapError {
         needed: usize,
         len: usize,
     },
+    /// The `image` crate's decoder refused the pixel data.
+    #[error("cannot decode TGA pixel data: {0}")]
+    Decode(#[source] image::ImageError),
     #[error("TGA size {width}x{height} rejected: {reason}")]
     HostileSize {
         width: u32,
@@ -79,10 +85,6 @@ struct TgaHeader {
     width: u32,
     height: u32,
     bits: u8,
-    /// Image descriptor bit 5: the first stored row is the top one.
-    top_origin: bool,
-    /// Image descriptor bit 4: each stored row runs right to left.
-    right_origin: bool,
     /// Offset of the pixel data (after the id field).
     data_offset: usize,
 }
@@ -115,7 +117,6 @@ fn parse_header(
     let width = u16le(12);
     let height = u16le(14);
     let bits = bytes[16];
-    let descriptor = bytes[17];
 
     if !types.contains(&image_type) {
         return Err(BitmapError::UnsupportedImageType {
@@ -156,61 +157,52 @@ fn parse_header(
         width,
         height,
         bits,
-        top_origin: descriptor & 0x20 != 0,
-        right_origin: descriptor & 0x10 != 0,
         data_offset,
     })
 }
 
-/// Returns the pixel bytes in stored order (`w·h·bpp` bytes), decoding RLE
-/// when `rle` is set. Any trailing data (e.g. a TGA 2.0 footer) is ignored.
-fn read_pixels(bytes: &[u8], h: &TgaHeader, rle: bool) -> Result<Vec<u8>, BitmapError> {
+/// The pixel data must hold at least this many bytes: all of it when uncompressed, and for RLE
+/// at least one packet (1 + bpp bytes, at most 128 pixels) per 128 pixels. Checked before the
+/// decoder allocates, so a hostile header with little data is a clear error, not a 256 MiB buffer.
+fn check_pixel_data(bytes: &[u8], h: &TgaHeader, rle: bool) -> Result<(), BitmapError> {
     let bpp = (h.bits / 8) as usize;
     let count = h.width as usize * h.height as usize; // ≤ 2^28, checked
-    let total = count * bpp;
-    let start = h.data_offset;
-    let avail = bytes.len() - start;
-    if !rle {
-        if avail < total {
-            return Err(truncated("pixel data", start, total, bytes.len()));
+    let avail = bytes.len() - h.data_offset;
+    if !rle && avail < count * bpp {
+        return Err(truncated("pixel data", h.data_offset, count * bpp, bytes.len()));
+    }
+    if rle && (avail / (1 + bpp)).saturating_mul(128) < count {
+        return Err(truncated("RLE pixel data", h.data_offset, count.div_ceil(128) * (1 + bpp), bytes.len()));
+    }
+    Ok(())
+}
+
+/// Decodes the pixels with the `image` crate's TGA decoder (both origins, RLE packets that cross
+/// rows or run past the end), after [`parse_header`] accepted the header. Rows come back top
+/// first. The header's attribute-bit count is normalised first (0 for greyscale, 8 for 32-bit
+/// colour): re-saved SWG bitmaps carry arbitrary values there, which `image` would read as
+/// alpha layouts it rejects, while the pixel bytes are the same.
+fn decode(bytes: &[u8], h: &TgaHeader) -> Result<image::DynamicImage, BitmapError> {
+    use image::ImageDecoder;
+    let mut header = [0u8; HEADER_LEN];
+    header.copy_from_slice(&bytes[..HEADER_LEN]);
+    let attribute_bits = if h.bits == 32 { 8 } else { 0 };
+    header[17] = (header[17] & 0xf0) | attribute_bits;
+    let stream = std::io::Cursor::new(header).chain(&bytes[HEADER_LEN..]);
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(u16::MAX as u32);
+    limits.max_image_height = Some(u16::MAX as u32);
+    limits.max_alloc = Some(MAX_PIXELS * 4);
+    let eof_at = h.data_offset;
+    let decoding = |e: image::ImageError| match e {
+        image::ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            truncated(if h.image_type >= 9 { "RLE pixel data" } else { "pixel data" }, eof_at, bytes.len() - eof_at + 1, bytes.len())
         }
-        return Ok(bytes[start..start + total].to_vec());
-    }
-    // Every RLE packet is at least 1 + bpp bytes and yields at most 128
-    // pixels, so reject impossible sizes before allocating.
-    let max_pixels = (avail / (1 + bpp)).saturating_mul(128);
-    if max_pixels < count {
-        let needed = count.div_ceil(128) * (1 + bpp);
-        return Err(truncated("RLE pixel data", start, needed, bytes.len()));
-    }
-    let mut out = Vec::with_capacity(total);
-    let mut pos = start;
-    while out.len() < total {
-        let Some(&packet) = bytes.get(pos) else {
-            return Err(truncated("RLE packet header", pos, 1, bytes.len()));
-        };
-        pos += 1;
-        let n = (packet & 0x7f) as usize + 1;
-        // Packets may cross rows; a packet running past the image end is clipped.
-        let take = n.min((total - out.len()) / bpp);
-        if packet & 0x80 != 0 {
-            let Some(px) = bytes.get(pos..pos + bpp) else {
-                return Err(truncated("RLE run pixel", pos, bpp, bytes.len()));
-            };
-            for _ in 0..take {
-                out.extend_from_slice(px);
-            }
-            pos += bpp;
-        } else {
-            // Only the pixels the image still needs must be present.
-            let Some(px) = bytes.get(pos..pos + take * bpp) else {
-                return Err(truncated("RLE raw packet", pos, take * bpp, bytes.len()));
-            };
-            out.extend_from_slice(px);
-            pos += n * bpp;
-        }
-    }
-    Ok(out)
+        other => BitmapError::Decode(other),
+    };
+    let mut decoder = image::codecs::tga::TgaDecoder::new(stream).map_err(decoding)?;
+    decoder.set_limits(limits).map_err(decoding)?;
+    image::DynamicImage::from_decoder(decoder).map_err(decoding)
 }
 
 impl Bitmap {
@@ -218,36 +210,12 @@ impl Bitmap {
     /// descriptor's origin bits so that row 0 is always the bottom row
     /// (swg-trn §3.6); rejects colour-mapped and colour images.
     pub fn from_tga_bytes(bytes: &[u8]) -> Result<Self, BitmapError> {
-        let h = parse_header(
-            bytes,
-            [3, 11],
-            "3 (greyscale) or 11 (RLE greyscale)",
-            &[8],
-            "8",
-        )?;
-        let stored = read_pixels(bytes, &h, h.image_type == 11)?;
-        let (w, ht) = (h.width as usize, h.height as usize);
-        let pixels = if !h.top_origin && !h.right_origin {
-            stored
-        } else {
-            let mut out = Vec::with_capacity(stored.len());
-            for row in 0..ht {
-                // Stored row index that holds bottom-up row `row`.
-                let src = if h.top_origin { ht - 1 - row } else { row };
-                let line = &stored[src * w..(src + 1) * w];
-                if h.right_origin {
-                    out.extend(line.iter().rev());
-                } else {
-                    out.extend_from_slice(line);
-                }
-            }
-            out
-        };
-        Ok(Bitmap {
-            width: h.width,
-            height: h.height,
-            pixels,
-        })
+        let h = parse_header(bytes, [3, 11], "3 (greyscale) or 11 (RLE greyscale)", &[8], "8")?;
+        check_pixel_data(bytes, &h, h.image_type == 11)?;
+        let mut grey = decode(bytes, &h)?.into_luma8();
+        // `image` hands rows top first; swg-trn §3.6 counts them from the bottom.
+        image::imageops::flip_vertical_in_place(&mut grey);
+        Ok(Bitmap { width: h.width, height: h.height, pixels: grey.into_raw() })
     }
 
     /// Reads and decodes a greyscale TGA file.
@@ -313,23 +281,11 @@ impl Bitmap {
 /// (swg-trn §3.7) and returns the RGB of its bottom row, left to right.
 /// TGA stores pixels as B, G, R(, A); alpha is dropped.
 pub fn load_color_ramp_tga(bytes: &[u8]) -> Result<Vec<[u8; 3]>, BitmapError> {
-    let h = parse_header(
-        bytes,
-        [2, 10],
-        "2 (true colour) or 10 (RLE true colour)",
-        &[24, 32],
-        "24 or 32",
-    )?;
-    let stored = read_pixels(bytes, &h, h.image_type == 10)?;
-    let bpp = (h.bits / 8) as usize;
-    let (w, ht) = (h.width as usize, h.height as usize);
-    let src = if h.top_origin { ht - 1 } else { 0 };
-    let line = &stored[src * w * bpp..(src + 1) * w * bpp];
-    let mut ramp: Vec<[u8; 3]> = line.chunks_exact(bpp).map(|p| [p[2], p[1], p[0]]).collect();
-    if h.right_origin {
-        ramp.reverse();
-    }
-    Ok(ramp)
+    let h = parse_header(bytes, [2, 10], "2 (true colour) or 10 (RLE true colour)", &[24, 32], "24 or 32")?;
+    check_pixel_data(bytes, &h, h.image_type == 10)?;
+    let rgb = decode(bytes, &h)?.into_rgb8();
+    // The bottom row is the last one `image` hands back (it is top first).
+    Ok(rgb.rows().next_back().map(|row| row.map(|p| p.0).collect()).unwrap_or_default())
 }
 
 #[cfg(test)]
