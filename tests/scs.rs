@@ -673,3 +673,24 @@ fn rasterize_without_manifest_uses_scs_world_and_marks_terrain_approximate() {
     assert!((v[r * g.cols as usize + c] - 1.0).abs() < 1e-5);
     assert!(imp.citation.unwrap_or_default().contains("SCS world"));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// What the fuzz target checks, on mutations of a valid sector: no panic, and an accepted
+    /// input rewrites to the same bytes.
+    #[test]
+    fn mutated_sectors_never_panic_and_accepted_ones_rewrite_equal(
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let mut b = valid_sector().to_bytes();
+        for (i, v) in &edits {
+            let k = i.index(b.len());
+            b[k] = *v;
+        }
+        let b = &b[..cut.index(b.len() + 1).max(b.len() * 3 / 4)];
+        if let Ok(f) = SectorFile::read(b, "m.aux") {
+            prop_assert_eq!(f.to_bytes(), b.to_vec());
+        }
+    }
+}
