@@ -497,6 +497,68 @@ pub fn mosaic_error(grid: FitGrid, m: &Mosaic, k: usize) -> (f64, f64, usize) {
     ((ss / n.max(1) as f64).sqrt(), mx, n)
 }
 
+/// For comparison only (`scs bench`): RMS and max of independent per-patch least squares
+/// (16 free control heights per patch, no continuity: the patches would not meet). The gap
+/// to [`mosaic_error`] is the price of a watertight C1 mosaic. Each post counted once.
+pub fn independent_patch_error(grid: FitGrid, k: usize) -> (f64, f64) {
+    let (nx, nz) = ((grid.cols - 1) / k, (grid.rows - 1) / k);
+    // Bernstein collocation B ((k+1)×4) and (BᵀB)⁻¹Bᵀ, shared by every patch and both axes.
+    let b: Vec<[f64; 4]> = (0..=k).map(|j| super::patch::bernstein(j as f64 / k as f64)).collect();
+    let mut btb = vec![0.0; 16];
+    for w in &b {
+        for p in 0..4 {
+            for q in 0..4 {
+                btb[p * 4 + q] += w[p] * w[q];
+            }
+        }
+    }
+    let pinv: Vec<[f64; 4]> = b
+        .iter()
+        .map(|w| {
+            let x = dense_solve(btb.clone(), w.to_vec(), 4).expect("Bernstein normal matrix is SPD");
+            [x[0], x[1], x[2], x[3]]
+        })
+        .collect();
+    let parts: Vec<(f64, f64, usize)> = (0..nz * nx)
+        .into_par_iter()
+        .map(|i| {
+            let (pz, px) = (i / nx, i % nx);
+            let (c0, r0) = (px * k, pz * k);
+            // C = P H Pᵀ with P = (BᵀB)⁻¹Bᵀ (rows: z, columns: x).
+            let mut t = vec![[0.0; 4]; k + 1];
+            for (r, tr) in t.iter_mut().enumerate() {
+                for (c, pc) in pinv.iter().enumerate() {
+                    let h = grid.at(c0 + c, r0 + r);
+                    for q in 0..4 {
+                        tr[q] += pc[q] * h;
+                    }
+                }
+            }
+            let mut bez = [[0.0; 4]; 4];
+            for (r, tr) in t.iter().enumerate() {
+                for p in 0..4 {
+                    for q in 0..4 {
+                        bez[p][q] += pinv[r][p] * tr[q];
+                    }
+                }
+            }
+            let rr = if pz + 1 == nz { k + 1 } else { k };
+            let cc = if px + 1 == nx { k + 1 } else { k };
+            let (mut ss, mut mx) = (0.0, 0.0f64);
+            for r in 0..rr {
+                for c in 0..cc {
+                    let e = eval_bezier(&bez, c as f64 / k as f64, r as f64 / k as f64) - grid.at(c0 + c, r0 + r);
+                    ss += e * e;
+                    mx = mx.max(e.abs());
+                }
+            }
+            (ss, mx, rr * cc)
+        })
+        .collect();
+    let (ss, mx, n) = parts.iter().fold((0.0, 0.0f64, 0), |a, p| (a.0 + p.0, a.1.max(p.1), a.2 + p.2));
+    ((ss / n.max(1) as f64).sqrt(), mx)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -509,6 +571,18 @@ mod tests {
             }
         }
         v
+    }
+
+    #[test]
+    fn independent_fit_is_exact_on_a_bicubic_and_bounds_the_mosaic() {
+        let h = grid_of(33, 33, |x, z| 0.001 * x * x * z - 0.02 * z * z + x);
+        let g = FitGrid { cols: 33, rows: 33, h: &h };
+        assert!(independent_patch_error(g, 16).1 < 1e-3);
+        let h = grid_of(65, 65, |x, z| ((x * 0.4).sin() * (z * 0.3).cos()) * 8.0);
+        let g = FitGrid { cols: 65, rows: 65, h: &h };
+        let m = fit(g, &FitOptions { patch_posts: 16, max_error: None, min_patch_posts: 4 }).unwrap();
+        // More freedom per patch: never worse than the constrained mosaic.
+        assert!(independent_patch_error(g, 16).0 <= mosaic_error(g, &m, 16).0 + 1e-12);
     }
 
     #[test]
