@@ -21,6 +21,9 @@
 //! Frame: local metres from the south-west post, x east, z north; patches are indexed
 //! `[iz][ix]` with iz northwards. [`super::export`] maps this to SCS's X east, Z south.
 
+// Index loops mirror the matrix formulas they implement.
+#![allow(clippy::needless_range_loop)]
+
 use rayon::prelude::*;
 
 /// Heights on a regular grid, row-major, row 0 = south.
@@ -412,7 +415,7 @@ fn split(grid: FitGrid, leaf: &Leaf) -> Result<[Leaf; 4], FitError> {
 }
 
 fn refine(grid: FitGrid, leaf: Leaf, opts: &FitOptions, out: &mut Vec<Leaf>) -> Result<(), FitError> {
-    let can_split = leaf.n % 2 == 0 && leaf.n / 2 >= opts.min_patch_posts.max(2);
+    let can_split = leaf.n.is_multiple_of(2) && leaf.n / 2 >= opts.min_patch_posts.max(2);
     match opts.max_error {
         Some(m) if leaf.max > m && can_split => {
             for child in split(grid, &leaf)? {

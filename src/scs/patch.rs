@@ -1,6 +1,9 @@
 //! Bicubic Bezier patch geometry: the on-disk order of the 16 control points, evaluation and
 //! the inverse of a patch's ground-plane mapping (for rasterizing).
 
+// Index loops mirror the Bernstein sums.
+#![allow(clippy::needless_range_loop)]
+
 use super::codec::{BezierPatchItem, Node};
 
 /// Where control point (ix, iz) lies in the item's 16-point array: `CONTROL_POINT_ORDER[iz][ix]`,

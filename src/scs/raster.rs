@@ -23,6 +23,9 @@ use super::map::{Map, MapError};
 use super::patch::WorldPatch;
 use crate::export::PostGrid;
 
+/// Post (x, z) → SCS (X, Z).
+type ToScs = Box<dyn Fn(f64, f64) -> (f64, f64) + Sync>;
+
 /// What came out.
 pub struct Raster {
     pub grid: PostGrid,
@@ -174,7 +177,7 @@ pub fn rasterize(mbd: &Path, spacing: Option<f64>) -> Result<Raster, MapError> {
     }
     let bad = |m: String| MapError::Layout { path: mbd.to_path_buf(), message: m };
     // Post grid and the map from post (x, z) to SCS (X, Z).
-    let (grid, to_scs, source_georef, citation): (PostGrid, Box<dyn Fn(f64, f64) -> (f64, f64) + Sync>, bool, String) = match &manifest {
+    let (grid, to_scs, source_georef, citation): (PostGrid, ToScs, bool, String) = match &manifest {
         Some(m) => {
             let g = m.georef.grid;
             let grid = match spacing {

@@ -36,7 +36,7 @@ impl Token {
         }
         let mut v = self.0;
         while v != 0 {
-            if v % 38 == 0 {
+            if v.is_multiple_of(38) {
                 return false;
             }
             v /= 38;
@@ -84,7 +84,7 @@ mod tests {
         assert_eq!(Token::new("abcdefghijklm"), None);
         assert!(Token::new("____________").unwrap().is_valid());
         assert!(!Token(TOKEN_LIMIT).is_valid());
-        // "a\0b": a zero digit under a non-zero one.
-        assert!(!Token(11 + 38 * 0 + 38 * 38 * 12).is_valid());
+        // "a\0b" = digits 11, 0, 12.
+        assert!(!Token(11 + 38 * 38 * 12).is_valid());
     }
 }
