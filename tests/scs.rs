@@ -672,6 +672,23 @@ fn rasterize_without_manifest_uses_scs_world_and_marks_terrain_approximate() {
     let r = ((-16.0 - g.south_z) / g.spacing).round() as usize;
     assert!((v[r * g.cols as usize + c] - 1.0).abs() < 1e-5);
     assert!(imp.citation.unwrap_or_default().contains("SCS world"));
+    // The Terrain: spine from (0, 1.5, 0) to (0, 0.5, −20) (node offsets ±0.5), tangents
+    // (0, 0, −20), 5 columns; the right side's vertex (column 1, row 2) — 2 m east of the
+    // station at Z = −4 — carries a height offset of −1.25 m.
+    let spine_y = |s: f64| 1.5 * (2.0 * s.powi(3) - 3.0 * s * s + 1.0) + 0.5 * (-2.0 * s.powi(3) + 3.0 * s * s);
+    let at = |x: f64, z: f64| {
+        let c = ((x - g.west_x) / g.spacing).round() as usize;
+        let r = ((-z - g.south_z) / g.spacing).round() as usize;
+        v[r * g.cols as usize + c] as f64
+    };
+    assert!((at(2.0, -4.0) - (spine_y(0.2) - 1.25)).abs() < 1e-4, "{} vs {}", at(2.0, -4.0), spine_y(0.2) - 1.25);
+    assert!((at(0.0, -12.0) - spine_y(0.6)).abs() < 1e-4);
+    assert!((at(-40.0, -12.0) - spine_y(0.6)).abs() < 1e-4, "the 60 m left side");
+    assert!(at(14.0, -12.0).is_nan(), "beyond the 10 m right side");
+    assert_eq!(side["approximate_posts"].as_u64().unwrap() as usize, {
+        // Every covered post outside the patch's 17 × 17 came from the Terrain.
+        v.iter().filter(|h| !h.is_nan()).count() - 17 * 17
+    });
 }
 
 proptest! {

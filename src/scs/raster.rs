@@ -44,12 +44,50 @@ pub struct Raster {
 /// Most posts a raster may have (hostile bounds in a map).
 pub const MAX_POSTS: u64 = 1 << 30;
 
-/// A Terrain item's approximate footprint: spine stations with their lateral extents.
+/// A Terrain item's approximate geometry (scs §B.7/§B.8 item 1): the quad grid's vertices
+/// along the Hermite spine and across each side, at the spine's height plus the vertex
+/// offsets; profiles and noise are not modelled (not public).
 struct Strip {
-    /// (X, Y, Z, unit lateral (right) X, Z) per station.
+    /// (X, Y, Z, unit lateral (right) X, Z) per column vertex (station).
     stations: Vec<[f64; 5]>,
-    right: f64,
-    left: f64,
+    right: SideGrid,
+    left: SideGrid,
+}
+
+/// One side: row edges outwards from the spine and the height offset of every vertex.
+struct SideGrid {
+    /// Lateral distance of vertex row j (edges[0] = 0 at the spine).
+    edges: Vec<f64>,
+    /// `dy[i · edges.len() + j]`: height offset of vertex (station i, row j).
+    dy: Vec<f64>,
+}
+
+/// Row edges of a side of `size` metres with `rows` rows: the widths 1, 1, 1, 2, 6, 6, 10, …
+/// (§B.6), the last row clipped to the size (how the game clips it is not documented).
+fn side_edges(size: f64, rows: usize) -> Vec<f64> {
+    const W: [f64; 15] = [1.0, 1.0, 1.0, 2.0, 6.0, 6.0, 10.0, 10.0, 10.0, 20.0, 40.0, 50.0, 50.0, 50.0, 100.0];
+    let mut e = vec![0.0];
+    for j in 0..rows {
+        let next = e[j] + W.get(j).copied().unwrap_or(100.0);
+        e.push(if j + 1 == rows { size.max(e[j]) } else { next.min(size.max(e[j])) });
+    }
+    e
+}
+
+/// Vertex offsets of a side. Assumed (not settled, scs §B.6): `x` is the column (along the
+/// strip), `y` the row counted from the spine, and `data` is relative to the unmodified
+/// vertex (the 2020 wiki); only the height component is used.
+fn side_grid(size_m: f64, q: &super::codec::QuadInfo, stations: usize) -> SideGrid {
+    let edges = side_edges(size_m, q.size_x as usize);
+    let nrow = edges.len();
+    let mut dy = vec![0.0; stations * nrow];
+    for o in &q.offsets {
+        let (i, j) = (o.x as usize, o.y as usize);
+        if i < stations && j < nrow && o.data[1].is_finite() {
+            dy[i * nrow + j] = f64::from(o.data[1]);
+        }
+    }
+    SideGrid { edges, dy }
 }
 
 fn quat_rotate(q: [f32; 4], v: [f64; 3]) -> [f64; 3] {
@@ -73,12 +111,15 @@ fn terrain_strip(t: &TerrainItem, n0: &Node, n1: &Node) -> Option<Strip> {
     let p1 = [0, 1, 2].map(|k| p1[k] + f64::from(t.node1_offset[k]));
     let m0 = quat_rotate(n0.rotation, [0.0, 0.0, -l]);
     let m1 = quat_rotate(n1.rotation, [0.0, 0.0, -l]);
-    let step = f64::from(t.step()).max(0.5);
-    let n = ((l / step).ceil() as usize).clamp(1, 100_000);
-    let mut stations = Vec::with_capacity(n + 1);
-    for i in 0..=n {
+    // Columns from the quad grid (falling back to ceil(L / step)).
+    let cols = match t.quad_right.size_y.max(t.quad_left.size_y) as usize {
+        0 => super::inspect::terrain_cols(t).clamp(1, 100_000) as usize,
+        c => c,
+    };
+    let mut stations = Vec::with_capacity(cols + 1);
+    for i in 0..=cols {
         // Uniform t: whether the game spaces stations by arc length is unknown (§B.7).
-        let s = i as f64 / n as f64;
+        let s = i as f64 / cols as f64;
         let (s2, s3) = (s * s, s * s * s);
         let h = [2.0 * s3 - 3.0 * s2 + 1.0, s3 - 2.0 * s2 + s, -2.0 * s3 + 3.0 * s2, s3 - s2];
         let hd = [6.0 * s2 - 6.0 * s, 3.0 * s2 - 4.0 * s + 1.0, -6.0 * s2 + 6.0 * s, 3.0 * s2 - 2.0 * s];
@@ -91,30 +132,51 @@ fn terrain_strip(t: &TerrainItem, n0: &Node, n1: &Node) -> Option<Strip> {
         // Right of the travel direction (X east, Z south, Y up): (−dZ, dX).
         stations.push([p[0], p[1], p[2], -d[2] / len, d[0] / len]);
     }
-    Some(Strip { stations, right: f64::from(t.right.size) / 10.0, left: f64::from(t.left.size) / 10.0 })
+    let n = stations.len();
+    Some(Strip {
+        right: side_grid(f64::from(t.right.size) / 10.0, &t.quad_right, n),
+        left: side_grid(f64::from(t.left.size) / 10.0, &t.quad_left, n),
+        stations,
+    })
 }
 
 impl Strip {
-    /// Height at (x, z) if inside the strip: the spine height of the nearest station.
+    fn reach(&self) -> f64 {
+        self.right.edges.last().copied().unwrap_or(0.0).max(self.left.edges.last().copied().unwrap_or(0.0))
+    }
+
+    /// Height at (x, z) if inside the strip: bilinear over the vertex grid of the segment
+    /// whose perpendicular foot is nearest.
     fn height_at(&self, x: f64, z: f64) -> Option<f64> {
         let mut best: Option<(f64, f64)> = None;
-        for w in self.stations.windows(2) {
+        for (i, w) in self.stations.windows(2).enumerate() {
             let (a, b) = (w[0], w[1]);
             let (ex, ez) = (b[0] - a[0], b[2] - a[2]);
             let ll = ex * ex + ez * ez;
             if ll <= 0.0 {
                 continue;
             }
-            let s = (((x - a[0]) * ex + (z - a[2]) * ez) / ll).clamp(0.0, 1.0);
+            let s = ((x - a[0]) * ex + (z - a[2]) * ez) / ll;
+            if !(-1e-9..=1.0 + 1e-9).contains(&s) {
+                continue;
+            }
+            let s = s.clamp(0.0, 1.0);
             let (px, pz) = (a[0] + s * ex, a[2] + s * ez);
             let lat = (x - px) * (a[3] * (1.0 - s) + b[3] * s) + (z - pz) * (a[4] * (1.0 - s) + b[4] * s);
-            let along = ((x - px).powi(2) + (z - pz).powi(2) - lat * lat).max(0.0).sqrt();
-            let inside = if lat >= 0.0 { lat <= self.right } else { -lat <= self.left };
-            if inside && along < 1e-6 + (ll.sqrt() * 0.5) {
-                let d = (x - px).powi(2) + (z - pz).powi(2);
-                if best.is_none_or(|(bd, _)| d < bd) {
-                    best = Some((d, a[1] * (1.0 - s) + b[1] * s));
-                }
+            let side = if lat >= 0.0 { &self.right } else { &self.left };
+            let d = lat.abs();
+            let nrow = side.edges.len();
+            if nrow < 2 || d > side.edges[nrow - 1] + 1e-9 {
+                continue;
+            }
+            let j = (0..nrow - 1).rev().find(|&j| side.edges[j] <= d).unwrap_or(0);
+            let span = side.edges[j + 1] - side.edges[j];
+            let wj = if span > 0.0 { ((d - side.edges[j]) / span).clamp(0.0, 1.0) } else { 0.0 };
+            let v = |ii: usize, jj: usize| side.dy[ii * nrow + jj];
+            let off = (1.0 - s) * ((1.0 - wj) * v(i, j) + wj * v(i, j + 1)) + s * ((1.0 - wj) * v(i + 1, j) + wj * v(i + 1, j + 1));
+            let y = a[1] * (1.0 - s) + b[1] * s + off;
+            if best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, y));
             }
         }
         best.map(|b| b.1)
@@ -170,7 +232,7 @@ pub fn rasterize(mbd: &Path, spacing: Option<f64>) -> Result<Raster, MapError> {
         bounds = [bounds[0].min(b[0]), bounds[1].min(b[1]), bounds[2].max(b[2]), bounds[3].max(b[3])];
     }
     for s in &strips {
-        let w = s.right.max(s.left);
+        let w = s.reach();
         for st in &s.stations {
             bounds = [bounds[0].min(st[0] - w), bounds[1].min(st[2] - w), bounds[2].max(st[0] + w), bounds[3].max(st[2] + w)];
         }
