@@ -646,6 +646,15 @@ fn export_then_rasterize_overlays_the_input() {
     let side: serde_json::Value = serde_json::from_slice(&std::fs::read(d.join("back.tif.json")).unwrap()).unwrap();
     assert_eq!(side["approximate"], false);
     assert_eq!(side["coordinates"], "export source (manifest.json)");
+    // --region picks the posts inside it (in the input's coordinates), snapped inwards.
+    let sub = d.join("sub");
+    let out = trnbake(&["scs", "export", src.to_str().unwrap(), "--patch", "16", "--region", "500001,4100010,500130,4100200", "-o", sub.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let m: Manifest = serde_json::from_slice(&std::fs::read(sub.join("manifest.json")).unwrap()).unwrap();
+    let g = m.georef.grid;
+    assert_eq!((g.west_x, g.south_z, g.spacing), (500004.0, 4100012.0, 4.0));
+    // 500004..500128 holds 31 intervals → 7 patches of 4; 4100012..4100200 holds 47 → 11.
+    assert_eq!((g.cols, g.rows, m.patches), (29, 45, 77));
 }
 
 #[test]
