@@ -318,7 +318,6 @@ pub struct QuadInfo {
     pub normals: Vec<VertexData>,
 }
 
-/// Offset of the quad_count field within a quad_info, for error messages of `scs check`.
 impl QuadInfo {
     /// A quad_info with one material, the default single white colour (alpha 0, as TruckLib
     /// writes it, scs §B.6) and `size_x × size_y` quads of material 0 / colour 0.
