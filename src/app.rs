@@ -41,6 +41,7 @@ pub fn run(cli: Cli) -> Result<()> {
             bench(file.as_deref(), repeat, json, full_16m, planet, &height)
         }
         Command::Convert(args) => convert(&args, cli.quiet),
+        Command::Scs(cmd) => crate::scs::cmd::run(cmd, cli.quiet),
         Command::BenchExport { posts, dir, format, json } => bench_export(posts, dir, format.as_deref(), json),
     }
 }

@@ -114,6 +114,11 @@ pub enum Command {
     ///           trnbake convert map.r16 map.tif --dims 1025x1025 --spacing 16 --height-range -120,873
     ///           trnbake convert out/height.tif tiles.vrt --tiles 4
     Convert(ConvertArgs),
+    /// SCS (ETS2/ATS) maps: info, check, export a heightmap as Bezier patches, rasterize, bench.
+    ///
+    /// Example: trnbake scs export tatooine.trn --region 0,0,1024,1024 -o out/map --data-root ../shared/data/swg
+    #[command(subcommand)]
+    Scs(crate::scs::cmd::ScsCommand),
     /// Re-bake every fixture of a golden folder and compare each map with its expected image
     /// (per-post difference in LSB, posts over tolerance, PSNR); writes a Markdown report, a
     /// JUnit XML file and, per failing map, a diff heat map and a side-by-side image. Exits 1
