@@ -8,7 +8,7 @@ use crate::export::PostGrid;
 /// Heights of a `.trn` at posts `west_x + i·spacing`, `south_z + j·spacing` (SWG world
 /// metres, x east, z north, origin at the map centre), row-major, row 0 = south, on the CPU.
 pub fn swg_heights(path: &Path, grid: PostGrid, data_root: Option<PathBuf>, roads: bool) -> anyhow::Result<Vec<f32>> {
-    let terrain = crate::trn::Terrain::load(path)?;
+    let terrain = crate::swg::Terrain::load(path)?;
     let opts = crate::plan::HeightOptions { roads, data_root, ..Default::default() };
     let eval = crate::eval::HeightEvaluator::new(&terrain, &opts)?;
     let g = crate::eval::Grid { x0: grid.west_x, z0: grid.south_z, spacing: grid.spacing, cols: grid.cols, rows: grid.rows };
