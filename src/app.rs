@@ -115,10 +115,7 @@ fn compile(file: &Path, output: &Path) -> Result<()> {
 /// Turn the height flags into evaluator options. Without `--data-root`, a .trn inside a
 /// `terrain/` folder uses that folder's parent (the client data layout, swg-trn §3.6).
 pub fn height_options(args: &HeightArgs, file: Option<&Path>) -> HeightOptions {
-    let data_root = args.data_root.clone().or_else(|| {
-        let dir = file?.parent()?;
-        (dir.file_name()? == "terrain").then(|| dir.parent().map(Path::to_path_buf)).flatten()
-    });
+    let data_root = args.data_root.clone().or_else(|| crate::swg::default_data_root(file?));
     HeightOptions {
         roads: args.roads == OnOff::On,
         bitmap_gain: args.bitmap_gain == OnOff::On,

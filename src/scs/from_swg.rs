@@ -1,5 +1,5 @@
-//! The one file of `scs` that uses the SWG model and evaluator (so the `trn` → `swg` rename
-//! is a one-line change here): exact heights of a region of a `.trn`.
+//! The one file of `scs` that uses the SWG model and evaluator (the bridge the module graph
+//! test allows): exact heights of a region of a `.trn`, its data root found as `bake` finds it.
 
 use std::path::{Path, PathBuf};
 
@@ -9,6 +9,7 @@ use crate::export::PostGrid;
 /// metres, x east, z north, origin at the map centre), row-major, row 0 = south, on the CPU.
 pub fn swg_heights(path: &Path, grid: PostGrid, data_root: Option<PathBuf>, roads: bool) -> anyhow::Result<Vec<f32>> {
     let terrain = crate::swg::Terrain::load(path)?;
+    let data_root = data_root.or_else(|| crate::swg::default_data_root(path));
     let opts = crate::plan::HeightOptions { roads, data_root, ..Default::default() };
     let eval = crate::eval::HeightEvaluator::new(&terrain, &opts)?;
     let g = crate::eval::Grid { x0: grid.west_x, z0: grid.south_z, spacing: grid.spacing, cols: grid.cols, rows: grid.rows };

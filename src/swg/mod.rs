@@ -22,6 +22,14 @@ use layer::LayerItem;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// Where a `.trn`'s bitmap paths (`terrain/x.tga`) resolve when no data root is given: a file
+/// inside a `terrain/` folder is in the client data layout, so that folder's parent is the root
+/// (swg-trn §3.6).
+pub fn default_data_root(trn: &Path) -> Option<PathBuf> {
+    let dir = trn.parent()?;
+    (dir.file_name()? == "terrain").then(|| dir.parent().map(Path::to_path_buf)).flatten()
+}
+
 /// A whole `.trn` file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Terrain {
