@@ -47,6 +47,7 @@ pub fn run(cli: Cli) -> Result<()> {
             bench(file.as_deref(), repeat, json, full_16m, planet, &height)
         }
         Command::Convert(args) => convert(&args, cli.quiet),
+        Command::Nwn2(args) => crate::nwn2::cmd::run(&args),
         Command::BenchExport { posts, dir, format, json } => bench_export(posts, dir, format.as_deref(), json),
     }
 }

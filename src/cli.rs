@@ -114,6 +114,10 @@ pub enum Command {
     ///           trnbake convert map.r16 map.tif --dims 1025x1025 --spacing 16 --height-range -120,873
     ///           trnbake convert out/height.tif tiles.vrt --tiles 4
     Convert(ConvertArgs),
+    /// Neverwinter Nights 2 area terrain (.trn/.trx): info, check, decompile/compile, export, bench.
+    ///
+    /// Example: trnbake nwn2 export tatooine.trn --data-root ../shared/data/swg --megatiles 8x8 --height-range -20,60 -o area.trn --trx
+    Nwn2(crate::nwn2::cmd::Nwn2Args),
     /// Re-bake every fixture of a golden folder and compare each map with its expected image
     /// (per-post difference in LSB, posts over tolerance, PSNR); writes a Markdown report, a
     /// JUnit XML file and, per failing map, a diff heat map and a side-by-side image. Exits 1

@@ -28,3 +28,4 @@ pub mod bake;
 pub mod gpu;
 pub mod surface;
 pub mod golden;
+pub mod nwn2;
