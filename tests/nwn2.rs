@@ -427,3 +427,273 @@ fn parse_rules_refuse_bad_bytes() {
     let d = codec::write_aswm(&a2).unwrap();
     assert!(codec::read_aswm(&d, "ASWM").unwrap_err().to_string().contains("tile 0 path table flags"));
 }
+
+/// Heights of the TRN sample on its vertex grid, from its TRRN vertices (position decides
+/// the megatile, nwn2 §A.4: names can be stale).
+fn sample_grid(f: &Nwn2File) -> VertexGrid {
+    let t = f.trwh().unwrap();
+    let (cols, rows) = (24 * t.width + 1, 24 * t.height + 1);
+    let mut heights = vec![f32::NAN; (cols * rows) as usize];
+    for m in f.trrns() {
+        let (mx, my) = ((m.vertices[0].position[0] / 40.0).round() as u32, (m.vertices[0].position[1] / 40.0).round() as u32);
+        for (k, v) in m.vertices.iter().enumerate() {
+            let (c, r) = (mx * 24 + k as u32 % 25, my * 24 + k as u32 / 25);
+            heights[(r * cols + c) as usize] = v.position[2];
+        }
+    }
+    assert!(heights.iter().all(|h| h.is_finite()));
+    VertexGrid { cols, rows, heights }
+}
+
+fn area_opts(w: u32, h: u32, trx: bool) -> trnbake::nwn2::export::AreaOptions {
+    trnbake::nwn2::export::AreaOptions { megatiles: (w, h), id: 1478, name: "TestImportExportTRN".into(), textures: vec![], walk: WalkOptions { trx, ..Default::default() } }
+}
+
+/// Our export of the sample's own heights reproduces the toolset's conventions: TRRN
+/// triangle lists and vertex positions (checkerboard diagonal, nwn2 §A.1), uv/weights,
+/// blend-map DDS headers (§A.4), and the walkmesh's walkable set and TRX shape (§A.6.4, A.7).
+#[test]
+fn export_of_sample_heights_matches_toolset_conventions() {
+    let Some(p) = nwn2_file(SAMPLES[0]) else { return };
+    let Some(px) = nwn2_file(SAMPLES[1]) else { return };
+    let sample = trnbake::nwn2::load(&p).unwrap();
+    let sample_trx = trnbake::nwn2::load(&px).unwrap();
+    let grid = sample_grid(&sample);
+    let ours = trnbake::nwn2::export::build(&grid, &[], &area_opts(6, 6, false)).unwrap();
+    for (a, b) in ours.trrns().zip(sample.trrns()) {
+        assert_eq!(a.triangles, b.triangles);
+        for (va, vb) in a.vertices.iter().zip(&b.vertices) {
+            assert_eq!(va.position, vb.position);
+            for k in 0..2 {
+                assert!((va.uv[k] - vb.uv[k]).abs() < 1e-5 && (va.weights[k] - vb.weights[k]).abs() < 1e-6, "{va:?} vs {vb:?}");
+            }
+        }
+        assert_eq!(a.dds_a[..128], b.dds_a[..128]);
+        assert_eq!(a.dds_a.len(), b.dds_a.len());
+        assert_eq!(a.dds_b.len(), b.dds_b.len());
+    }
+    // TRN walkmesh: same triangles (as vertex sets) and the same walkable set.
+    let (wa, wb) = (ours.aswm().unwrap(), sample.aswm().unwrap());
+    assert_eq!((wa.vertices.len(), wa.edges.len(), wa.triangles.len()), (wb.vertices.len(), wb.edges.len(), wb.triangles.len()));
+    let walk = |a: &Aswm| a.triangles.iter().filter(|t| t.flags & FLAG_WALKABLE != 0).count();
+    assert_eq!(walk(wa), walk(wb));
+    // TRX: border dropped, every triangle clockwise with the flag, same counts and the same
+    // per-tile islands as the toolset's bake.
+    let trx = walkmesh::bake(&grid, &WalkOptions { trx: true, ..Default::default() }).unwrap();
+    let st = sample_trx.aswm().unwrap();
+    assert_eq!((trx.vertices.len(), trx.edges.len(), trx.triangles.len()), (st.vertices.len(), st.edges.len(), st.triangles.len()));
+    assert_eq!(walk(&trx), walk(st));
+    assert!(trx.triangles.iter().all(|t| t.flags & FLAG_CLOCKWISE != 0 && t.normal[2] > 0.0));
+    assert_eq!(trx.islands.len(), st.islands.len());
+    let nodes = |a: &Aswm| a.tiles.iter().map(|t| t.node_count()).collect::<Vec<_>>();
+    assert_eq!(nodes(&trx), nodes(st));
+}
+
+/// A SWG region exported through the CLI passes every strict check, in both forms, and
+/// rewrites byte-exact; the TRRN vertices equal the walkmesh vertices (nwn2 §A.1).
+#[test]
+fn swg_region_export_passes_strict_and_round_trips() {
+    let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
+    let d = tmp_dir("swg");
+    let out = d.join("mos.trn");
+    let root = common::swg_root();
+    let (ok, msg) = nwn2(&[
+        "export",
+        trn.to_str().unwrap(),
+        "--data-root",
+        root.to_str().unwrap(),
+        "--region",
+        "3400,-4900,3600,-4700",
+        "--megatiles",
+        "5x5",
+        "--height-range",
+        "-10,30",
+        "--trx",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{msg}");
+    for p in [out.clone(), out.with_extension("trx")] {
+        let (ok, msg) = nwn2(&["check", "--strict", p.to_str().unwrap()]);
+        assert!(ok, "{msg}");
+        let bytes = std::fs::read(&p).unwrap();
+        let f = codec::read(&bytes).unwrap();
+        assert_eq!(codec::write(&f).unwrap(), bytes);
+        assert_eq!(f.trwh().unwrap().width, 5);
+        assert_eq!(f.trrns().count(), 25);
+        let a = f.aswm().unwrap();
+        assert!(!a.islands.is_empty() && a.tiles.iter().any(|t| t.node_count() > 0));
+        // Heights lie in the requested range.
+        assert!(a.vertices.iter().all(|v| (-10.0..=30.0).contains(&v[2])));
+    }
+    let f = trnbake::nwn2::load(&out).unwrap();
+    let a = f.aswm().unwrap();
+    let t0 = f.trrns().next().unwrap();
+    for (k, v) in t0.vertices.iter().enumerate() {
+        let (c, r) = (k % 25, k / 25);
+        assert_eq!(a.vertices[r * 121 + c], v.position);
+    }
+    // Without --height-range the same heights are taken as they are, or refused with the range.
+    let (ok, msg) = nwn2(&["export", trn.to_str().unwrap(), "--data-root", root.to_str().unwrap(), "--region", "-7000,-7000,-6880,-6880", "-o", d.join("x.trn").to_str().unwrap()]);
+    if !ok {
+        assert!(msg.contains("outside the game range -100 … 100 m; pass --height-range"), "{msg}");
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// A heightmap (Terragen .ter) exported with its region stretched onto the area; heights out
+/// of the game range are an error naming the range, and `--height-range` rescales them.
+#[test]
+fn heightmap_export_range_error_and_rescale() {
+    use trnbake::export::{MemSource, PostGrid};
+    let d = tmp_dir("ter");
+    let g = PostGrid { cols: 129, rows: 129, west_x: 0.0, south_z: 0.0, spacing: 2.0 };
+    let h: Vec<f32> = (0..129 * 129).map(|i| ((i % 129) as f32 * 0.05).sin() * 150.0 + (i / 129) as f32).collect();
+    let src = MemSource::south_first(g, h).unwrap();
+    let ter = d.join("hm.ter");
+    let enc = trnbake::export::ter::TerEncoding::for_range(-200.0, 300.0, 2.0).unwrap();
+    trnbake::export::ter::write_ter_from(&ter, &src, &enc).unwrap();
+    let out = d.join("hm.trn");
+    let (ok, msg) = nwn2(&["export", ter.to_str().unwrap(), "--megatiles", "5x5", "-o", out.to_str().unwrap()]);
+    assert!(!ok && msg.contains("outside the game range -100 … 100 m"), "{msg}");
+    let (ok, msg) = nwn2(&["export", ter.to_str().unwrap(), "--megatiles", "5x5", "--height-range", "-50,50", "--region", "-100,-100,100,100", "--textures", "TT_GD_Dirt_01,TT_GG_Grass_19", "-o", out.to_str().unwrap()]);
+    assert!(ok, "{msg}");
+    let (ok, msg) = nwn2(&["check", "--strict", out.to_str().unwrap()]);
+    assert!(ok, "{msg}");
+    let f = trnbake::nwn2::load(&out).unwrap();
+    let (lo, hi) = f.aswm().unwrap().vertices.iter().fold((f32::MAX, f32::MIN), |(a, b), v| (a.min(v[2]), b.max(v[2])));
+    assert!((lo + 50.0).abs() < 1e-3 && (hi - 50.0).abs() < 1e-3, "{lo} {hi}");
+    assert_eq!(name_str(&f.trrns().next().unwrap().textures[1]), "TT_GG_Grass_19");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+// ---- Pathing (nwn2 §A.7 step 7) ----
+
+/// A grid of `tw × th` tiles with heights h(x, y), no border.
+fn tiles_grid(tw: u32, th: u32, h: impl Fn(f64, f64) -> f64) -> VertexGrid {
+    let (cols, rows) = (6 * tw + 1, 6 * th + 1);
+    let mut heights = Vec::new();
+    for r in 0..rows {
+        for c in 0..cols {
+            heights.push(h(f64::from(c) * walkmesh::VERTEX_SPACING, f64::from(r) * walkmesh::VERTEX_SPACING) as f32);
+        }
+    }
+    VertexGrid { cols, rows, heights }
+}
+
+fn no_border() -> WalkOptions {
+    WalkOptions { border: 0, ..Default::default() }
+}
+
+/// Follow the island path table from `a` to `b`; the islands visited, or `None`.
+fn island_route(m: &Aswm, a: usize, b: usize) -> Option<Vec<usize>> {
+    let n = m.islands.len();
+    let mut route = vec![a];
+    let mut x = a;
+    while x != b {
+        let next = m.island_paths[x * n + b].next;
+        if next == NO_ISLAND || route.len() > n {
+            return None;
+        }
+        assert!(m.islands[x].adjacent.contains(&u32::from(next)), "each hop is an adjacent island");
+        x = usize::from(next);
+        route.push(x);
+    }
+    Some(route)
+}
+
+fn island_at(m: &Aswm, x: f32, y: f32) -> usize {
+    let t = m.triangles.iter().find(|t| (t.centroid[0] - x).abs() < 1.0 && (t.centroid[1] - y).abs() < 1.0 && t.island != NO_ISLAND).unwrap();
+    usize::from(t.island)
+}
+
+#[test]
+fn ramp_joins_two_halves_ridge_separates_them() {
+    // Left half (x < 10) at 0 m, right half (x > 30) at 10 m, 4 x 2 tiles of 10 m.
+    let ramp = tiles_grid(4, 2, |x, _| ((x - 10.0) / 20.0).clamp(0.0, 1.0) * 10.0); // 26.6°
+    let ridge = tiles_grid(4, 2, |x, _| if x < 20.0 { 0.0 } else { 10.0 }); // one 80° step
+    for (grid, joined) in [(ramp, true), (ridge, false)] {
+        let m = walkmesh::bake(&grid, &no_border()).unwrap();
+        let f = Nwn2File { version_major: 2, version_minor: 3, packets: vec![Packet::Aswm(Box::new(AswmPacket { compressed: true, original: None, aswm: m.clone() }))] };
+        assert_eq!(check(&f, true), vec![]);
+        let (a, b) = (island_at(&m, 3.0, 3.0), island_at(&m, 37.0, 17.0));
+        let route = island_route(&m, a, b);
+        assert_eq!(route.is_some(), joined, "joined = {joined}: {route:?}");
+        if let Some(r) = route {
+            // The route crosses the four tile columns at least once each.
+            assert!(r.len() >= 4);
+            assert_eq!(m.island_paths[a * m.islands.len() + b].weight, m.islands[a].distances[m.islands[a].adjacent.iter().position(|&x| x as usize == r[1]).unwrap()]);
+        }
+    }
+}
+
+/// Independent adjacency: triangles sharing two vertices.
+fn brute_neighbours(m: &Aswm, t: usize) -> Vec<usize> {
+    let vs = m.triangles[t].vertices;
+    (0..m.triangles.len()).filter(|&o| o != t && m.triangles[o].vertices.iter().filter(|v| vs.contains(v)).count() == 2).collect()
+}
+
+#[test]
+fn path_tables_follow_shortest_paths_of_each_tile() {
+    // Bumps steep enough to make holes and several walkable parts per tile.
+    let grid = tiles_grid(3, 2, |x, y| 2.2 * ((x * 0.9).sin() * (y * 0.7).cos()) + 0.8 * (x * 2.1 + y).sin());
+    let m = walkmesh::bake(&grid, &WalkOptions { max_slope_deg: 40.0, ..no_border() }).unwrap();
+    let mut hops = 0;
+    let mut unreachable = 0;
+    for tile in &m.tiles {
+        let off = tile.triangles_offset as usize;
+        let n = tile.node_count();
+        let in_tile = |t: usize| (off..off + tile.triangle_count as usize).contains(&t);
+        let walkable = |t: usize| m.triangles[t].flags & FLAG_WALKABLE != 0;
+        for from in 0..n {
+            // Brute-force BFS over the tile's walkable triangles.
+            let s = off + tile.node_to_local[from] as usize;
+            let mut dist = std::collections::HashMap::from([(s, 0usize)]);
+            let mut q = std::collections::VecDeque::from([s]);
+            while let Some(x) = q.pop_front() {
+                for y in brute_neighbours(&m, x) {
+                    if in_tile(y) && walkable(y) && !dist.contains_key(&y) {
+                        dist.insert(y, dist[&x] + 1);
+                        q.push_back(y);
+                    }
+                }
+            }
+            for to in 0..n {
+                let t = off + tile.node_to_local[to] as usize;
+                let entry = tile.nodes[from * n + to];
+                if from == to {
+                    assert_eq!(entry, 0xFF);
+                    continue;
+                }
+                match dist.get(&t) {
+                    None => {
+                        assert_eq!(entry, 0xFF, "unreachable pair must be 0xFF");
+                        unreachable += 1;
+                    }
+                    Some(&d) => {
+                        // Follow the table: every hop a real walkable neighbour in the tile,
+                        // and exactly the BFS distance long.
+                        let (mut x, mut steps) = (from, 0);
+                        while x != to {
+                            let e = tile.nodes[x * n + to];
+                            assert_ne!(e, 0xFF);
+                            let y = usize::from(e & 0x7F);
+                            let (tx, ty) = (off + tile.node_to_local[x] as usize, off + tile.node_to_local[y] as usize);
+                            assert!(brute_neighbours(&m, tx).contains(&ty) && in_tile(ty) && walkable(ty));
+                            x = y;
+                            steps += 1;
+                            assert!(steps <= d);
+                        }
+                        assert_eq!(steps, d);
+                        hops += steps;
+                    }
+                }
+            }
+        }
+    }
+    assert!(hops > 500 && unreachable > 0, "the terrain exercises both cases: {hops} hops, {unreachable} unreachable pairs");
+    // Islands are exactly the connected walkable parts of each tile.
+    for t in m.triangles.iter().filter(|t| t.flags & FLAG_WALKABLE == 0) {
+        assert_eq!(t.island, NO_ISLAND);
+    }
+}

@@ -35,9 +35,13 @@ pub struct VertexGrid {
 }
 
 impl VertexGrid {
-    /// Area position of vertex (col, row): the same f32 the TRRN packets store.
+    /// Area position of vertex (col, row), bit-identical to the toolset's: megatile origin
+    /// plus the local index times the f32 spacing 40/24, in f32 (matches every vertex of the
+    /// TRN sample; exact f64 positions differ by an ulp at 2550 of them).
     pub fn xy(col: u32, row: u32) -> [f32; 2] {
-        [(f64::from(col) * VERTEX_SPACING) as f32, (f64::from(row) * VERTEX_SPACING) as f32]
+        const S: f32 = 40.0 / 24.0;
+        let axis = |i: u32| ((i / 24) * 40) as f32 + (i % 24) as f32 * S;
+        [axis(col), axis(row)]
     }
     pub fn pos(&self, col: u32, row: u32) -> [f32; 3] {
         let [x, y] = Self::xy(col, row);
