@@ -225,10 +225,10 @@ fn check_aswm(a: &Aswm, strict: bool, s: &mut Sink) {
         if off > nt || (off == nt && ltn != 0) {
             s.fail(&item, format!("triangles_offset {off} must be below the triangle count {nt} (or equal with an empty table)"));
         }
-        if off + ltn > nt {
+        if off.saturating_add(ltn) > nt {
             s.fail(&item, format!("triangles_offset {off} + local_to_node length {ltn} exceeds the triangle count {nt}"));
         }
-        let range = off..(off + t.triangle_count as usize).min(nt);
+        let range = off.min(nt)..off.saturating_add(t.triangle_count as usize).min(nt);
         for i in range.clone() {
             if owner[i] != u32::MAX {
                 s.fail(&item, format!("triangle {i} also belongs to tile {}", owner[i]));
@@ -272,7 +272,7 @@ fn check_aswm(a: &Aswm, strict: bool, s: &mut Sink) {
                 s.fail(&item, format!("local_to_node[{j}] = {v}: must be 0xFF or below the node count {nc}"));
             }
         }
-        if let Some((j, &v)) = t.node_to_local.iter().enumerate().find(|&(_, &v)| v >= t.triangle_count || off + v as usize >= nt) {
+        if let Some((j, &v)) = t.node_to_local.iter().enumerate().find(|&(_, &v)| v >= t.triangle_count || off.saturating_add(v as usize) >= nt) {
             s.fail(&item, format!("node_to_local[{j}] = {v}: must be below the tile's triangle count {}", t.triangle_count));
         }
     }

@@ -329,6 +329,8 @@ fn bench(file: &Path, data_root: Option<PathBuf>, sizes: &[u32], at: Option<&str
         let t1 = Instant::now();
         let aswm = walkmesh::bake(&grid, &WalkOptions::default())?;
         let walkmesh_s = t1.elapsed().as_secs_f64();
+        let (vertices, triangles, islands) = (aswm.vertices.len(), aswm.triangles.len(), aswm.islands.len());
+        drop(aswm);
         let t2 = Instant::now();
         let area = export::build(&grid, &water, &AreaOptions { megatiles: (n, n), id: 1, name: "bench".into(), textures: vec![], walk: WalkOptions::default() })?;
         let path = dir.join(format!("bench{n}.trn"));
@@ -336,9 +338,9 @@ fn bench(file: &Path, data_root: Option<PathBuf>, sizes: &[u32], at: Option<&str
         let build_and_write_s = t2.elapsed().as_secs_f64();
         rows.push(BenchRow {
             megatiles: n,
-            vertices: aswm.vertices.len(),
-            triangles: aswm.triangles.len(),
-            islands: aswm.islands.len(),
+            vertices,
+            triangles,
+            islands,
             heights_s,
             walkmesh_s,
             build_and_write_s,

@@ -336,25 +336,44 @@ fn u32_of(n: usize, what: &str) -> Result<u32, WriteError> {
 
 /// Serialize a file: header, table, packets contiguous in order (the layout of every sample).
 pub fn write(file: &Nwn2File) -> Result<Vec<u8>, WriteError> {
+    let mut out = Vec::new();
+    write_to(file, &mut out).map_err(|e| match e {
+        WriteFail::Write(w) => w,
+        WriteFail::Io(_) => unreachable!("writing to memory"),
+    })?;
+    Ok(out)
+}
+
+/// Why [`write_to`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteFail {
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Serialize into a writer: payloads are encoded first (the table needs their sizes), then
+/// streamed out without a second whole-file copy.
+pub fn write_to(file: &Nwn2File, out: &mut impl Write) -> Result<(), WriteFail> {
     let payloads: Vec<Vec<u8>> = file.packets.iter().map(write_payload).collect::<Result<_, _>>()?;
     let n = file.packets.len();
-    let mut out = Vec::with_capacity(12 + 8 * n + payloads.iter().map(|p| p.len() + 8).sum::<usize>());
-    out.extend_from_slice(b"NWN2");
-    out.extend_from_slice(&file.version_major.to_le_bytes());
-    out.extend_from_slice(&file.version_minor.to_le_bytes());
-    out.extend_from_slice(&u32_of(n, "packet_count")?.to_le_bytes());
+    out.write_all(b"NWN2")?;
+    out.write_all(&file.version_major.to_le_bytes())?;
+    out.write_all(&file.version_minor.to_le_bytes())?;
+    out.write_all(&u32_of(n, "packet_count")?.to_le_bytes())?;
     let mut off = 12 + 8 * n;
     for (p, pl) in file.packets.iter().zip(&payloads) {
-        out.extend_from_slice(&p.tag());
-        out.extend_from_slice(&u32_of(off, "packet offset")?.to_le_bytes());
+        out.write_all(&p.tag())?;
+        out.write_all(&u32_of(off, "packet offset")?.to_le_bytes())?;
         off += 8 + pl.len();
     }
     for (p, pl) in file.packets.iter().zip(&payloads) {
-        out.extend_from_slice(&p.tag());
-        out.extend_from_slice(&u32_of(pl.len(), "payload_size")?.to_le_bytes());
-        out.extend_from_slice(pl);
+        out.write_all(&p.tag())?;
+        out.write_all(&u32_of(pl.len(), "payload_size")?.to_le_bytes())?;
+        out.write_all(pl)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 fn put_u32(o: &mut Vec<u8>, v: u32) {

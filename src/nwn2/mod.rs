@@ -62,8 +62,19 @@ pub fn load(path: &Path) -> Result<Nwn2File, Nwn2Error> {
     codec::read(&bytes).map_err(|error| Nwn2Error::Parse { path: path.into(), error })
 }
 
-/// Serialize and write atomically.
+/// Serialize and write atomically (temp file + rename).
 pub fn save(path: &Path, file: &Nwn2File) -> Result<(), Nwn2Error> {
-    let bytes = codec::write(file).map_err(|error| Nwn2Error::Write { path: path.into(), error })?;
-    crate::fsutil::write_atomic(path, &bytes).map_err(|error| Nwn2Error::Io { path: path.into(), error })
+    let mut failed = None;
+    let r = crate::fsutil::write_atomic_with(path, |w| match codec::write_to(file, w) {
+        Ok(()) => Ok(()),
+        Err(codec::WriteFail::Io(e)) => Err(e),
+        Err(codec::WriteFail::Write(e)) => {
+            failed = Some(e);
+            Err(std::io::Error::other("invalid model"))
+        }
+    });
+    if let Some(error) = failed {
+        return Err(Nwn2Error::Write { path: path.into(), error });
+    }
+    r.map_err(|error| Nwn2Error::Io { path: path.into(), error })
 }

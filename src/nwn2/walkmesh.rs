@@ -394,12 +394,16 @@ fn islands(tris: &[Triangle], comps: &[Vec<u32>], offsets: &[u32], counts: &[u32
         }
     }
     let n = isl.len();
-    let rows: Vec<Vec<IslandPath>> = (0..n).into_par_iter().map(|from| island_row(&isl, from)).collect();
-    (isl, rows.into_iter().flatten().collect())
+    // One n² table filled row by row in place (it is the largest array: 8·n² bytes).
+    let mut table = vec![IslandPath { next: NO_ISLAND, padding: 0, weight: 0.0 }; n * n];
+    if n > 0 {
+        table.par_chunks_mut(n).enumerate().for_each(|(from, row)| island_row(&isl, from, row));
+    }
+    (isl, table)
 }
 
 /// Dijkstra from `from` over island adjacency; each entry is the first hop and its distance.
-fn island_row(isl: &[Island], from: usize) -> Vec<IslandPath> {
+fn island_row(isl: &[Island], from: usize, row: &mut [IslandPath]) {
     #[derive(PartialEq)]
     struct Item(f64, usize);
     impl Eq for Item {}
@@ -434,15 +438,11 @@ fn island_row(isl: &[Island], from: usize) -> Vec<IslandPath> {
             }
         }
     }
-    (0..n)
-        .map(|to| {
-            if to == from || first[to] == usize::MAX {
-                IslandPath { next: NO_ISLAND, padding: 0, weight: 0.0 }
-            } else {
-                let hop = first[to];
-                let k = isl[from].adjacent.iter().position(|&a| a as usize == hop).expect("first hop is adjacent");
-                IslandPath { next: hop as u16, padding: 0, weight: isl[from].distances[k] }
-            }
-        })
-        .collect()
+    for (to, e) in row.iter_mut().enumerate() {
+        if to != from && first[to] != usize::MAX {
+            let hop = first[to];
+            let k = isl[from].adjacent.iter().position(|&a| a as usize == hop).expect("first hop is adjacent");
+            *e = IslandPath { next: hop as u16, padding: 0, weight: isl[from].distances[k] };
+        }
+    }
 }
