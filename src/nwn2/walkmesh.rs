@@ -52,7 +52,7 @@ impl VertexGrid {
 /// The two triangles of quad (i, j) as grid (col, row) corners, counter-clockwise seen from
 /// +Z, split by the checkerboard diagonal of nwn2 §A.1 (even i + j: (i,j)–(i+1,j+1)).
 pub fn quad_triangles(i: u32, j: u32) -> [[(u32, u32); 3]; 2] {
-    if (i + j) % 2 == 0 {
+    if (i + j).is_multiple_of(2) {
         [[(i, j), (i + 1, j + 1), (i, j + 1)], [(i, j), (i + 1, j), (i + 1, j + 1)]]
     } else {
         [[(i, j + 1), (i, j), (i + 1, j)], [(i, j + 1), (i + 1, j), (i + 1, j + 1)]]
