@@ -450,7 +450,7 @@ fn sample_grid(f: &Nwn2File) -> VertexGrid {
 }
 
 fn area_opts(w: u32, h: u32, trx: bool) -> trnbake::nwn2::export::AreaOptions {
-    trnbake::nwn2::export::AreaOptions { megatiles: (w, h), id: 1478, name: "TestImportExportTRN".into(), textures: vec![], walk: WalkOptions { trx, ..Default::default() } }
+    trnbake::nwn2::export::AreaOptions { megatiles: (w, h), id: 1478, name: "TestImportExportTRN".into(), textures: vec![], walk: WalkOptions { trx, ..Default::default() }, blend: None }
 }
 
 /// Our export of the sample's own heights reproduces the toolset's conventions: TRRN
@@ -532,6 +532,21 @@ fn swg_region_export_passes_strict_and_round_trips() {
     }
     let f = trnbake::nwn2::load(&out).unwrap();
     let a = f.aswm().unwrap();
+    // Blend maps from the SWG splat: every pixel's six weights sum to 255 (nwn2 §A.4), more
+    // than one texture is used, and each triangle carries one footstep material bit.
+    let mut used = [0u64; 6];
+    for t in f.trrns() {
+        assert!(trnbake::nwn2::check::parse_dds(&t.dds_a).is_ok());
+        for (pa, pb) in t.dds_a[128..].chunks_exact(4).zip(t.dds_b[128..].chunks_exact(4)) {
+            let w = [pa[2], pa[1], pa[0], pa[3], pb[2], pb[1]];
+            assert_eq!(w.iter().map(|&x| u32::from(x)).sum::<u32>(), 255);
+            for k in 0..6 {
+                used[k] += u64::from(w[k]);
+            }
+        }
+    }
+    assert!(used.iter().filter(|&&u| u > 0).count() > 1, "{used:?}");
+    assert!(a.triangles.iter().all(|t| (t.flags & MATERIAL_FLAGS).count_ones() == 1));
     let t0 = f.trrns().next().unwrap();
     for (k, v) in t0.vertices.iter().enumerate() {
         let (c, r) = (k % 25, k / 25);

@@ -115,7 +115,14 @@ pub struct ExportArgs {
     /// TRWH id (also the prefix of the megatile names).
     #[arg(long, default_value_t = 1)]
     pub id: u32,
+    /// Blend maps from the SWG shader (splat) weights: the most common shader families become
+    /// textures 0, 1, … (`--textures` names them; default the toolset sample's four).
+    #[arg(long, value_enum, default_value_t = Toggle::On)]
+    pub splat: Toggle,
 }
+
+/// SWG splat cells per megatile side (1.25 m; each covers 4 × 4 blend-map pixels).
+const SPLAT_RES: u32 = 32;
 
 pub fn run(args: &Nwn2Args) -> Result<()> {
     match &args.command {
@@ -227,6 +234,8 @@ pub fn export_cmd(a: &ExportArgs) -> Result<Exported> {
     };
     let sized = |w: f64, h: f64| ((w / 40.0).round().max(1.0) as u32, (h / 40.0).round().max(1.0) as u32);
     let (mut heights, water, (w, h));
+    let mut blend = None;
+    let mut textures = a.textures.clone();
     if is_swg(&a.input)? {
         let opts = crate::plan::HeightOptions { roads: a.roads == Toggle::On, data_root: a.data_root.clone(), ..Default::default() };
         let swg = SwgSource::open(&a.input, &opts)?;
@@ -252,6 +261,17 @@ pub fn export_cmd(a: &ExportArgs) -> Result<Exported> {
         }
         heights = swg.heights(x0, z0, cols, rows);
         water = swg.water(x0, z0, w, h, &heights);
+        if a.splat == Toggle::On {
+            let n = if textures.is_empty() { export::DEFAULT_PALETTE.len() } else { textures.len() };
+            let (families, b) = swg.splat(x0, z0, w, h, SPLAT_RES, n)?;
+            if textures.is_empty() {
+                textures = export::DEFAULT_PALETTE[..families.len().max(1)].iter().map(|s| s.to_string()).collect();
+            }
+            for (k, (id, name)) in families.iter().enumerate() {
+                eprintln!("texture {k} {}: SWG shader family {id} `{name}`", textures.get(k).map_or("", |s| s.as_str()));
+            }
+            blend = Some(b);
+        }
     } else {
         let imp = crate::export::import::open(&a.input, &Default::default())?;
         let g = imp.source.grid();
@@ -270,15 +290,16 @@ pub fn export_cmd(a: &ExportArgs) -> Result<Exported> {
         megatiles: (w, h),
         id: a.id,
         name,
-        textures: a.textures.clone(),
+        textures,
         walk: WalkOptions { max_slope_deg: a.walkable_slope, trx: false, ..Default::default() },
+        blend,
     };
     let trn = export::build(&grid, &water, &opts)?;
     super::save(&a.output, &trn)?;
     let trx_path = if a.trx {
         opts.walk.trx = true;
         let mut trx = trn;
-        *trx.aswm_mut().expect("built with an ASWM") = walkmesh::bake(&grid, &opts.walk)?;
+        *trx.aswm_mut().expect("built with an ASWM") = export::bake_walkmesh(&grid, &opts)?;
         let p = a.output.with_extension("trx");
         super::save(&p, &trx)?;
         Some(p)
@@ -332,7 +353,7 @@ fn bench(file: &Path, data_root: Option<PathBuf>, sizes: &[u32], at: Option<&str
         let (vertices, triangles, islands) = (aswm.vertices.len(), aswm.triangles.len(), aswm.islands.len());
         drop(aswm);
         let t2 = Instant::now();
-        let area = export::build(&grid, &water, &AreaOptions { megatiles: (n, n), id: 1, name: "bench".into(), textures: vec![], walk: WalkOptions::default() })?;
+        let area = export::build(&grid, &water, &AreaOptions { megatiles: (n, n), id: 1, name: "bench".into(), textures: vec![], walk: WalkOptions::default(), blend: None })?;
         let path = dir.join(format!("bench{n}.trn"));
         super::save(&path, &area)?;
         let build_and_write_s = t2.elapsed().as_secs_f64();

@@ -32,6 +32,48 @@ pub struct AreaOptions {
     /// Up to six texture names (texture 0 covers the whole area).
     pub textures: Vec<String>,
     pub walk: WalkOptions,
+    /// Blend weights per cell; `None`: texture 0 everywhere.
+    pub blend: Option<Blend>,
+}
+
+/// Texture weights on a grid of cells, `res × res` per megatile, row-major from the area's
+/// minimum y; each cell's six weights sum to 255 (nwn2 §A.4). The 128² blend-map pixels
+/// take the cell they fall in.
+#[derive(Clone, Debug)]
+pub struct Blend {
+    pub res: u32,
+    pub weights: Vec<[u8; 6]>,
+}
+
+impl Blend {
+    /// Weights at area position (x, y).
+    pub fn at(&self, cols: u32, x: f32, y: f32) -> [u8; 6] {
+        let rows = self.weights.len() as u32 / cols.max(1);
+        let c = ((x / 40.0 * self.res as f32) as u32).min(cols - 1);
+        let r = ((y / 40.0 * self.res as f32) as u32).min(rows - 1);
+        self.weights[(r * cols + c) as usize]
+    }
+}
+
+/// The footstep material bit of a texture by its name (nwn2 §A.6.2, the `Material` column of
+/// `terrainmaterials.2da`; guessed from the name where the table is not at hand).
+pub fn texture_material(name: &str) -> u16 {
+    let n = name.to_ascii_lowercase();
+    if n.contains("grass") {
+        0x10
+    } else if n.contains("cliff") || n.contains("rock") || n.contains("stone") {
+        0x20
+    } else if n.contains("mud") {
+        0x400
+    } else if n.contains("swamp") {
+        0x200
+    } else if n.contains("leaves") || n.contains("leaf") {
+        0x800
+    } else if n.contains("wood") {
+        0x40
+    } else {
+        0x08 // dirt, sand and anything else
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -154,9 +196,34 @@ pub fn build(grid: &VertexGrid, water: &[Option<f32>], opts: &AreaOptions) -> Re
             }
         }
     }
-    let aswm = walkmesh::bake(grid, &opts.walk)?;
+    let aswm = bake_walkmesh(grid, opts)?;
     packets.push(Packet::Aswm(Box::new(AswmPacket { compressed: true, original: None, aswm })));
     Ok(Nwn2File { version_major: 2, version_minor: 3, packets })
+}
+
+/// The texture names of an area (texture 0 first).
+pub fn texture_names(opts: &AreaOptions) -> Vec<&str> {
+    if opts.textures.is_empty() {
+        vec![DEFAULT_TEXTURE]
+    } else {
+        opts.textures.iter().map(|s| s.as_str()).collect()
+    }
+}
+
+/// The walkmesh of an area, footstep materials from the dominant texture under each centroid.
+pub fn bake_walkmesh(grid: &VertexGrid, opts: &AreaOptions) -> Result<Aswm, ExportError> {
+    let names = texture_names(opts);
+    let mats: Vec<u16> = names.iter().map(|n| texture_material(n)).collect();
+    let cells = opts.megatiles.0 * opts.blend.as_ref().map_or(1, |b| b.res);
+    let material = |c: [f32; 2]| match &opts.blend {
+        None => mats[0],
+        Some(b) => {
+            let w = b.at(cells, c[0], c[1]);
+            let k = (0..mats.len()).max_by_key(|&k| (w[k], usize::MAX - k)).unwrap_or(0);
+            mats[k]
+        }
+    };
+    Ok(walkmesh::bake_with(grid, &opts.walk, &material)?)
 }
 
 /// Smooth vertex normals from central differences on the whole area grid (one-sided at the
@@ -207,7 +274,7 @@ fn trrn(g: &VertexGrid, normals: &[[f32; 3]], mx: u32, my: u32, opts: &AreaOptio
     }
     let mut textures = [[0u8; 32]; 6];
     let mut colors = [[1.0f32; 3]; 6];
-    let names: Vec<&str> = if opts.textures.is_empty() { vec![DEFAULT_TEXTURE] } else { opts.textures.iter().map(|s| s.as_str()).collect() };
+    let names = texture_names(opts);
     for (k, n) in names.iter().enumerate() {
         textures[k] = fixed_name(n);
         colors[k] = texture_color(n);
@@ -218,10 +285,27 @@ fn trrn(g: &VertexGrid, normals: &[[f32; 3]], mx: u32, my: u32, opts: &AreaOptio
         colors,
         vertices,
         triangles,
-        // Texture 0 everywhere: R of dds_a = 255 (pixels stored B, G, R, A).
-        dds_a: dds_argb(|_, _| [0, 0, 255, 0]),
-        dds_b: dds_argb(|_, _| [0, 0, 0, 0]),
+        // Textures 0–3 in R, G, B, A of dds_a, 4–5 in R, G of dds_b; pixels are stored
+        // B, G, R, A; pixel (px, py) covers local ((p + 0.5)·40/128), row 0 at minimum y.
+        dds_a: dds_argb(|px, py| {
+            let w = pixel_weights(opts, mx, my, px, py);
+            [w[2], w[1], w[0], w[3]]
+        }),
+        dds_b: dds_argb(|px, py| {
+            let w = pixel_weights(opts, mx, my, px, py);
+            [0, w[5], w[4], 0]
+        }),
         grass: Vec::new(),
+    }
+}
+
+fn pixel_weights(opts: &AreaOptions, mx: u32, my: u32, px: usize, py: usize) -> [u8; 6] {
+    match &opts.blend {
+        None => [255, 0, 0, 0, 0, 0],
+        Some(b) => {
+            let (x, y) = (mx as f32 * 40.0 + (px as f32 + 0.5) * 40.0 / 128.0, my as f32 * 40.0 + (py as f32 + 0.5) * 40.0 / 128.0);
+            b.at(opts.megatiles.0 * b.res, x, y)
+        }
     }
 }
 
@@ -321,10 +405,19 @@ const WATER_SMOOTHNESS: f32 = 0.471;
 const WATER_REFLECT_BIAS: f32 = 0.3365;
 const WATER_TEXTURES: [([f32; 2], f32); 3] = [([std::f32::consts::FRAC_1_SQRT_2, std::f32::consts::FRAC_1_SQRT_2], 0.096), ([-1.0, 0.0], 0.048), ([0.206_564_72, -0.978_432_95], 0.096)];
 
-/// Colour of a texture (nwn2 §A.4: `terrainmaterials.2da` R, G, B / 255); white when unknown.
+/// The four textures of the toolset sample, used in this order for SWG shader families
+/// (most common family first) when `--textures` is not given.
+pub const DEFAULT_PALETTE: [&str; 4] = ["TT_GG_Grass_19", "TT_GD_Dirt_01", "TT_GR_Cliff_02", "TT_GM_Mud_02"];
+
+/// Colour of a texture (nwn2 §A.4: `terrainmaterials.2da` R, G, B / 255, as the TRN sample
+/// stores them); white when unknown.
 pub fn texture_color(name: &str) -> [f32; 3] {
-    match name {
-        "TT_GG_Grass_19" => [64.0 / 255.0, 202.0 / 255.0, 54.0 / 255.0],
-        _ => [1.0; 3],
-    }
+    let rgb: [u8; 3] = match name {
+        "TT_GG_Grass_19" => [64, 202, 54],
+        "TT_GD_Dirt_01" => [124, 109, 27],
+        "TT_GR_Cliff_02" => [139, 109, 79],
+        "TT_GM_Mud_02" => [132, 121, 96],
+        _ => return [1.0; 3],
+    };
+    rgb.map(|c| f32::from(c) / 255.0)
 }

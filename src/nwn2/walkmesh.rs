@@ -88,8 +88,14 @@ pub enum WalkError {
     NonManifold(u32, u32),
 }
 
-/// Bake the walkmesh of a vertex grid.
+/// Bake the walkmesh of a vertex grid, every triangle with `opts.material`.
 pub fn bake(grid: &VertexGrid, opts: &WalkOptions) -> Result<Aswm, WalkError> {
+    bake_with(grid, opts, &|_| opts.material)
+}
+
+/// Bake the walkmesh, the footstep material of each triangle given by `material(centroid)`
+/// (nwn2 §A.7 step 3: from the dominant texture under the centroid).
+pub fn bake_with(grid: &VertexGrid, opts: &WalkOptions, material: &(dyn Fn([f32; 2]) -> u16 + Sync)) -> Result<Aswm, WalkError> {
     let (cols, rows) = (grid.cols, grid.rows);
     if cols < 7 || rows < 7 || (cols - 1) % QUADS_PER_TILE != 0 || (rows - 1) % QUADS_PER_TILE != 0 || grid.heights.len() != cols as usize * rows as usize {
         return Err(WalkError::BadGrid { cols, rows });
@@ -114,7 +120,7 @@ pub fn bake(grid: &VertexGrid, opts: &WalkOptions) -> Result<Aswm, WalkError> {
                         if opts.trx {
                             corners.swap(1, 2);
                         }
-                        tris.push(make_triangle(grid, corners, !border, cos_limit, opts.material));
+                        tris.push(make_triangle(grid, corners, !border, cos_limit, material));
                     }
                 }
             }
@@ -228,7 +234,7 @@ pub fn bake(grid: &VertexGrid, opts: &WalkOptions) -> Result<Aswm, WalkError> {
     })
 }
 
-fn make_triangle(grid: &VertexGrid, corners: [(u32, u32); 3], playable: bool, cos_limit: f64, material: u16) -> Triangle {
+fn make_triangle(grid: &VertexGrid, corners: [(u32, u32); 3], playable: bool, cos_limit: f64, material: &(dyn Fn([f32; 2]) -> u16 + Sync)) -> Triangle {
     let p = corners.map(|(c, r)| grid.pos(c, r).map(f64::from));
     let (a, b) = ([p[1][0] - p[0][0], p[1][1] - p[0][1], p[1][2] - p[0][2]], [p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]]);
     let cross = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
@@ -242,7 +248,8 @@ fn make_triangle(grid: &VertexGrid, corners: [(u32, u32); 3], playable: bool, co
     }
     let d = -(n[0] * p[0][0] + n[1] * p[0][1] + n[2] * p[0][2]);
     let walkable = playable && n[2] >= cos_limit;
-    let mut flags = material;
+    let centroid = [((p[0][0] + p[1][0] + p[2][0]) / 3.0) as f32, ((p[0][1] + p[1][1] + p[2][1]) / 3.0) as f32];
+    let mut flags = material(centroid) & MATERIAL_FLAGS;
     if walkable {
         flags |= FLAG_WALKABLE;
     }
@@ -253,7 +260,7 @@ fn make_triangle(grid: &VertexGrid, corners: [(u32, u32); 3], playable: bool, co
         vertices: corners.map(|(c, r)| r * grid.cols + c),
         linked_edges: [NONE; 3],
         linked_triangles: [NONE; 3],
-        centroid: [((p[0][0] + p[1][0] + p[2][0]) / 3.0) as f32, ((p[0][1] + p[1][1] + p[2][1]) / 3.0) as f32],
+        centroid,
         normal: n.map(|c| c as f32),
         plane_d: d as f32,
         island: NO_ISLAND,
