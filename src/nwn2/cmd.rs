@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::export::{self, AreaOptions};
+
 use super::from_swg::SwgSource;
 use super::model::*;
 use super::walkmesh::{self, VertexGrid, WalkOptions};
@@ -316,15 +317,19 @@ struct BenchRow {
     vertices: usize,
     triangles: usize,
     islands: usize,
-    heights_s: f64,
-    walkmesh_s: f64,
-    build_and_write_s: f64,
+    /// `nwn2 export … --trx` as the command runs it: load, heights, water, splat, TRRN,
+    /// both walkmeshes, compression, both files written.
     end_to_end_s: f64,
+    /// The SWG heights of the vertex grid alone.
+    heights_s: f64,
+    /// The TRN walkmesh bake alone (triangles, edges, tiles, path tables, islands).
+    walkmesh_s: f64,
     trn_bytes: u64,
+    trx_bytes: u64,
 }
 
 fn bench(file: &Path, data_root: Option<PathBuf>, sizes: &[u32], at: Option<&str>, json: bool) -> Result<()> {
-    let opts = crate::plan::HeightOptions { data_root, ..Default::default() };
+    let opts = crate::plan::HeightOptions { data_root: data_root.clone(), ..Default::default() };
     let t_load = Instant::now();
     let swg = SwgSource::open(file, &opts)?;
     let load_s = t_load.elapsed().as_secs_f64();
@@ -336,39 +341,56 @@ fn bench(file: &Path, data_root: Option<PathBuf>, sizes: &[u32], at: Option<&str
         let (x0, z0) = match at {
             Some(s) => {
                 let v: Vec<f64> = pair(s, ',', "--at")?;
+                if v.len() != 2 {
+                    bail!("--at: `{s}` is not X0,Z0");
+                }
                 (v[0], v[1])
             }
             None => (-20.0 * f64::from(n), -20.0 * f64::from(n)),
         };
+        let out = dir.join(format!("bench{n}.trn"));
+        let args = ExportArgs {
+            input: file.to_path_buf(),
+            output: out.clone(),
+            trx: true,
+            megatiles: Some(format!("{n}x{n}")),
+            region: Some(format!("{x0},{z0},{},{}", x0 + 40.0 * f64::from(n), z0 + 40.0 * f64::from(n))),
+            walkable_slope: 45.0,
+            textures: vec![],
+            height_range: Some("-50,50".into()),
+            data_root: data_root.clone(),
+            roads: Toggle::Off,
+            id: 1,
+            splat: Toggle::On,
+        };
         let t0 = Instant::now();
-        let mut heights = swg.heights(x0, z0, cols, cols);
-        let water = swg.water(x0, z0, n, n, &heights);
-        let heights_s = t0.elapsed().as_secs_f64();
-        let (scale, offset) = export::fit_heights(&mut heights, cols, Some((-50.0, 50.0)))?;
-        let water: Vec<Option<f32>> = water.into_iter().map(|l| l.map(|l| (f64::from(l) * scale + offset) as f32)).collect();
-        let grid = VertexGrid { cols, rows: cols, heights };
+        let done = export_cmd(&args)?;
+        let end_to_end_s = t0.elapsed().as_secs_f64();
+        let trn_bytes = std::fs::metadata(&done.trn)?.len();
+        let trx_bytes = done.trx.as_ref().map_or(Ok(0), |p| std::fs::metadata(p).map(|m| m.len()))?;
+        let _ = std::fs::remove_file(&done.trn);
+        if let Some(p) = &done.trx {
+            let _ = std::fs::remove_file(p);
+        }
         let t1 = Instant::now();
-        let aswm = walkmesh::bake(&grid, &WalkOptions::default())?;
-        let walkmesh_s = t1.elapsed().as_secs_f64();
-        let (vertices, triangles, islands) = (aswm.vertices.len(), aswm.triangles.len(), aswm.islands.len());
-        drop(aswm);
+        let mut heights = swg.heights(x0, z0, cols, cols);
+        let heights_s = t1.elapsed().as_secs_f64();
+        export::fit_heights(&mut heights, cols, Some((-50.0, 50.0)))?;
+        let grid = VertexGrid { cols, rows: cols, heights };
         let t2 = Instant::now();
-        let area = export::build(&grid, &water, &AreaOptions { megatiles: (n, n), id: 1, name: "bench".into(), textures: vec![], walk: WalkOptions::default(), blend: None })?;
-        let path = dir.join(format!("bench{n}.trn"));
-        super::save(&path, &area)?;
-        let build_and_write_s = t2.elapsed().as_secs_f64();
+        let aswm = walkmesh::bake(&grid, &WalkOptions::default())?;
+        let walkmesh_s = t2.elapsed().as_secs_f64();
         rows.push(BenchRow {
             megatiles: n,
-            vertices,
-            triangles,
-            islands,
+            vertices: aswm.vertices.len(),
+            triangles: aswm.triangles.len(),
+            islands: aswm.islands.len(),
+            end_to_end_s,
             heights_s,
             walkmesh_s,
-            build_and_write_s,
-            end_to_end_s: heights_s + build_and_write_s,
-            trn_bytes: std::fs::metadata(&path)?.len(),
+            trn_bytes,
+            trx_bytes,
         });
-        let _ = std::fs::remove_file(&path);
     }
     let _ = std::fs::remove_dir(&dir);
     let peak = crate::bench::peak_rss_bytes();
@@ -379,20 +401,20 @@ fn bench(file: &Path, data_root: Option<PathBuf>, sizes: &[u32], at: Option<&str
         return Ok(());
     }
     writeln!(out, "{}: loaded and planned in {load_s:.2} s, {} threads", file.display(), rayon::current_num_threads())?;
-    writeln!(out, "{:>10} {:>9} {:>9} {:>8} {:>10} {:>10} {:>12} {:>11} {:>10}", "megatiles", "vertices", "triangles", "islands", "heights s", "walkmesh s", "build+write s", "end-to-end s", "TRN MB")?;
+    writeln!(out, "{:>9} {:>9} {:>9} {:>8} {:>12} {:>9} {:>10} {:>7} {:>7}", "megatiles", "vertices", "triangles", "islands", "end-to-end s", "heights s", "walkmesh s", "TRN MB", "TRX MB")?;
     for r in &rows {
         writeln!(
             out,
-            "{:>10} {:>9} {:>9} {:>8} {:>10.3} {:>10.3} {:>12.3} {:>11.3} {:>10.2}",
+            "{:>9} {:>9} {:>9} {:>8} {:>12.3} {:>9.3} {:>10.3} {:>7.2} {:>7.2}",
             format!("{0}x{0}", r.megatiles),
             r.vertices,
             r.triangles,
             r.islands,
+            r.end_to_end_s,
             r.heights_s,
             r.walkmesh_s,
-            r.build_and_write_s,
-            r.end_to_end_s,
-            r.trn_bytes as f64 / 1e6
+            r.trn_bytes as f64 / 1e6,
+            r.trx_bytes as f64 / 1e6
         )?;
     }
     writeln!(out, "peak RSS {:.1} MiB", peak as f64 / (1 << 20) as f64)?;
