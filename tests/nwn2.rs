@@ -757,3 +757,39 @@ fn mutated_bytes_never_panic_and_accepted_ones_rewrite_stably() {
     }
     assert!(accepted > 100, "{accepted} accepted");
 }
+
+/// SWG water becomes WATR packets (nwn2 §A.5) where the ground dips below it: a 25 × 25 grid
+/// at the (rescaled) water level, triangles flagged water where the ground is below.
+#[test]
+fn swg_water_becomes_watr() {
+    let Some(trn) = common::real_file("terrain/naboo.trn") else { return };
+    let d = tmp_dir("water");
+    let out = d.join("lake.trn");
+    let root = common::swg_root();
+    let (ok, msg) = nwn2(&["export", trn.to_str().unwrap(), "--data-root", root.to_str().unwrap(), "--region", "0,0,240,240", "--height-range", "-20,40", "-o", out.to_str().unwrap()]);
+    assert!(ok, "{msg}");
+    let (ok, msg) = nwn2(&["check", "--strict", out.to_str().unwrap()]);
+    assert!(ok, "{msg}");
+    let f = trnbake::nwn2::load(&out).unwrap();
+    let waters: Vec<&Watr> = f.watrs().collect();
+    assert!(!waters.is_empty());
+    let grid = sample_grid(&f);
+    for w in waters {
+        let [mx, my] = w.megatile;
+        assert_eq!(w.uv_offset, [5.0 * mx as f32, 5.0 * my as f32]);
+        assert_eq!((w.vertices.len(), w.triangles.len()), (625, 1152));
+        let level = w.vertices[0].position[2];
+        assert!(w.vertices.iter().all(|v| v.position[2] == level));
+        assert!((-20.0..=40.0).contains(&level));
+        // A triangle is water exactly when a corner's ground is below the level.
+        for (t, &flag) in w.triangles.iter().zip(&w.triangle_flags) {
+            let wet = t.iter().any(|&v| {
+                let (c, r) = (mx * 24 + u32::from(v) % 25, my * 24 + u32::from(v) / 25);
+                grid.heights[(r * grid.cols + c) as usize] < level
+            });
+            assert_eq!(flag, u32::from(!wet));
+        }
+        assert!(w.triangle_flags.contains(&0));
+    }
+    std::fs::remove_dir_all(&d).ok();
+}

@@ -54,8 +54,9 @@ pub enum Nwn2Command {
     },
     /// Export an NWN2 area from a SWG .trn (evaluated at the vertices) or a heightmap.
     ///
-    /// Examples: trnbake nwn2 export tatooine.trn --data-root ../shared/data/swg --region 3400,-4900,3880,-4420 --height-range -20,60 -o area.trn --trx
-    ///           trnbake nwn2 export dem.tif --megatiles 8x8 -o area.trn
+    /// Example: trnbake nwn2 export tatooine.trn --data-root ../shared/data/swg --region 3400,-4900,3880,-4420 --height-range -20,60 -o area.trn --trx
+    ///
+    /// Example: trnbake nwn2 export dem.tif --megatiles 8x8 --height-range -50,50 -o area.trn
     Export(ExportArgs),
     /// Time the export of 12×12 and 16×16 megatiles from a SWG region (end to end and the
     /// walkmesh bake alone), with peak memory.
@@ -203,6 +204,9 @@ pub struct Exported {
 }
 
 pub fn export_cmd(a: &ExportArgs) -> Result<Exported> {
+    if !(a.walkable_slope > 0.0 && a.walkable_slope <= 90.0) {
+        bail!("--walkable-slope {}: must be in (0, 90] degrees", a.walkable_slope);
+    }
     let megatiles = match &a.megatiles {
         Some(s) => {
             let v: Vec<u32> = pair(s, 'x', "--megatiles")?;
