@@ -78,7 +78,7 @@ pub fn texture_material(name: &str) -> u16 {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
-    #[error("{0} x {1} megatiles: each side must be 1–64")]
+    #[error("{0} x {1} megatiles: each side must be 1–64 (pass --megatiles WxH, or a smaller --region)")]
     BadSize(u32, u32),
     #[error("{0} textures given; an area has at most 6")]
     TooManyTextures(usize),

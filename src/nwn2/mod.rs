@@ -13,9 +13,16 @@
 //! - [`walkmesh`]: the ASWM bake of nwn2 §A.7 from a vertex grid: checkerboard triangles,
 //!   edges, slope-walkable flags, tiles, per-tile path tables (fewest-triangle next hops) and
 //!   islands with their path table; TRN style (whole area) or TRX style (border dropped).
-//! - [`export`]: heights on the area's vertex grid → TRWH + TRRN + WATR + ASWM.
-//! - [`from_swg`]: the only file that touches the SWG model and evaluator (heights, water).
+//! - [`export`]: heights on the area's vertex grid → TRWH + TRRN (vertex normals, blend-map
+//!   DDS) + WATR + ASWM; heightmap sampling (region stretched onto the area) and the height
+//!   range ([`export::GAME_HEIGHT_RANGE`], a project choice: the spec states no limit).
+//! - [`from_swg`]: the only file that touches the SWG model and evaluators: heights at the
+//!   vertices themselves, water levels per megatile, splat weights for the blend maps.
 //! - [`cmd`]: the `trnbake nwn2 …` command line (clap + anyhow), including `bench`.
+//!
+//! Conventions: area (x, y) = (world x − X0, world z − Z0) for SWG input; vertex (c, r) at
+//! the toolset's own f32 positions ([`walkmesh::VertexGrid::xy`]); row 0 and blend-map row 0
+//! at the area's minimum y; the checkerboard diagonal of nwn2 §A.1 in TRRN and ASWM alike.
 
 use std::path::{Path, PathBuf};
 
