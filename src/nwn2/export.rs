@@ -421,3 +421,44 @@ pub fn texture_color(name: &str) -> [f32; 3] {
     };
     rgb.map(|c| f32::from(c) / 255.0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::{MemSource, PostGrid};
+
+    #[test]
+    fn region_is_stretched_onto_the_vertex_grid() {
+        // A plane is reproduced exactly by bilinear sampling: h = x + 2z.
+        let g = PostGrid { cols: 101, rows: 81, west_x: -50.0, south_z: 10.0, spacing: 1.0 };
+        let h: Vec<f32> = (0..g.len()).map(|i| (-50.0 + (i % 101) as f32) + 2.0 * (10.0 + (i / 101) as f32)).collect();
+        let src = MemSource::south_first(g, h).unwrap();
+        let (cols, rows) = grid_size(1, 1).unwrap();
+        let region = [-40.0, 20.0, 30.0, 60.0];
+        let out = sample_source(&src, region, cols, rows).unwrap();
+        for r in 0..rows {
+            for c in 0..cols {
+                let x = -40.0 + 70.0 * f64::from(c) / 24.0;
+                let z = 20.0 + 40.0 * f64::from(r) / 24.0;
+                let got = out[(r * cols + c) as usize];
+                assert!((f64::from(got) - (x + 2.0 * z)).abs() < 1e-3, "({c}, {r}): {got}");
+            }
+        }
+        // A region leaving the heightmap is an error naming both extents.
+        let e = sample_source(&src, [-60.0, 20.0, 0.0, 40.0], cols, rows).unwrap_err().to_string();
+        assert!(e.contains("not inside the heightmap's extent -50,10,50,90"), "{e}");
+    }
+
+    #[test]
+    fn heights_fit_or_are_rescaled() {
+        let mut h = vec![-5.0, 0.0, 120.0];
+        let e = fit_heights(&mut h, 3, None).unwrap_err().to_string();
+        assert!(e.contains("-5 … 120 m are outside the game range -100 … 100 m"), "{e}");
+        let (s, o) = fit_heights(&mut h, 3, Some((0.0, 50.0))).unwrap();
+        assert_eq!(h, vec![0.0, 2.0, 50.0]);
+        assert!((120.0 * s + o - 50.0).abs() < 1e-9);
+        let mut h = vec![1.0, f32::NAN];
+        assert!(fit_heights(&mut h, 2, None).unwrap_err().to_string().contains("vertex (1, 0)"));
+        assert!(fit_heights(&mut [0.0], 1, Some((10.0, 5.0))).is_err());
+    }
+}
