@@ -42,6 +42,7 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Convert(args) => convert(&args, cli.quiet),
         Command::Scs(cmd) => crate::scs::cmd::run(cmd, cli.quiet),
+        Command::Nwn2(args) => crate::nwn2::cmd::run(&args),
         Command::BenchExport { posts, dir, format, json } => bench_export(posts, dir, format.as_deref(), json),
     }
 }

@@ -119,6 +119,10 @@ pub enum Command {
     /// Example: trnbake scs export tatooine.trn --region 0,0,1024,1024 -o out/map --data-root ../shared/data/swg
     #[command(subcommand)]
     Scs(crate::scs::cmd::ScsCommand),
+    /// Neverwinter Nights 2 area terrain (.trn/.trx): info, check, decompile/compile, export, bench.
+    ///
+    /// Example: trnbake nwn2 export tatooine.trn --data-root ../shared/data/swg --megatiles 8x8 --height-range -20,60 -o area.trn --trx
+    Nwn2(crate::nwn2::cmd::Nwn2Args),
     /// Re-bake every fixture of a golden folder and compare each map with its expected image
     /// (per-post difference in LSB, posts over tolerance, PSNR); writes a Markdown report, a
     /// JUnit XML file and, per failing map, a diff heat map and a side-by-side image. Exits 1

@@ -29,3 +29,4 @@ pub mod gpu;
 pub mod surface;
 pub mod golden;
 pub mod scs;
+pub mod nwn2;
