@@ -450,7 +450,7 @@ fn sample_grid(f: &Nwn2File) -> VertexGrid {
 }
 
 fn area_opts(w: u32, h: u32, trx: bool) -> trnbake::nwn2::export::AreaOptions {
-    trnbake::nwn2::export::AreaOptions { megatiles: (w, h), id: 1478, name: "TestImportExportTRN".into(), textures: vec![], walk: WalkOptions { trx, ..Default::default() }, blend: None }
+    trnbake::nwn2::export::AreaOptions { megatiles: (w, h), id: 1478, name: "TestImportExportTRN".into(), textures: vec![], materials: None, walk: WalkOptions { trx, ..Default::default() }, blend: None }
 }
 
 /// Our export of the sample's own heights reproduces the toolset's conventions: TRRN
@@ -583,6 +583,29 @@ fn heightmap_export_range_error_and_rescale() {
     let (lo, hi) = f.aswm().unwrap().vertices.iter().fold((f32::MAX, f32::MIN), |(a, b), v| (a.min(v[2]), b.max(v[2])));
     assert!((lo + 50.0).abs() < 1e-3 && (hi - 50.0).abs() < 1e-3, "{lo} {hi}");
     assert_eq!(name_str(&f.trrns().next().unwrap().textures[1]), "TT_GG_Grass_19");
+    // Without --materials texture 0 (dirt) gives the dirt footstep bit everywhere.
+    let walkable_material = |f: &trnbake::nwn2::model::Nwn2File| -> Vec<u16> {
+        let mut m: Vec<u16> = f.aswm().unwrap().triangles.iter().map(|t| t.flags & 0x3ff8).collect();
+        m.sort_unstable();
+        m.dedup();
+        m
+    };
+    assert_eq!(walkable_material(&f), [0x08]);
+    // terrainmaterials.2da gives texture 0 the metal footstep material and its colour.
+    let table = d.join("terrainmaterials.2da");
+    std::fs::write(&table, "2DA V2.0\n\n   Terrain         Material  R   G   B\n0  TT_GD_Dirt_01   Metal     10  20  30\n1  TT_GG_Grass_19  Grass     ****  0  0\n").unwrap();
+    let (ok, msg) = nwn2(&["export", ter.to_str().unwrap(), "--megatiles", "5x5", "--height-range", "-50,50", "--region", "-100,-100,100,100", "--textures", "TT_GD_Dirt_01,TT_GG_Grass_19", "--materials", table.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(ok, "{msg}");
+    let f = trnbake::nwn2::load(&out).unwrap();
+    assert_eq!(walkable_material(&f), [0x100]);
+    let colors = f.trrns().next().unwrap().colors;
+    assert_eq!(colors[0], [10.0 / 255.0, 20.0 / 255.0, 30.0 / 255.0]);
+    // Grass has no colour in the table: the built-in colour of the sample's grass stays.
+    assert_eq!(colors[1], [64.0 / 255.0, 202.0 / 255.0, 54.0 / 255.0]);
+    // A bad table is an error naming the file and the line.
+    std::fs::write(&table, "2DA V2.0\n\n Terrain Material\n0 TT_GD_Dirt_01 Lava\n").unwrap();
+    let (ok, msg) = nwn2(&["export", ter.to_str().unwrap(), "--megatiles", "5x5", "--height-range", "-50,50", "--materials", table.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(!ok && msg.contains("terrainmaterials.2da: line 4") && msg.contains("Lava"), "{msg}");
     std::fs::remove_dir_all(&d).ok();
 }
 

@@ -105,6 +105,10 @@ pub struct ExportArgs {
     /// Up to six terrain texture names (comma-separated); texture 0 covers the area.
     #[arg(long, value_delimiter = ',')]
     pub textures: Vec<String>,
+    /// The game's `terrainmaterials.2da`: footstep material and colour of each texture (without
+    /// it, the toolset sample's four textures are known and other names are guessed).
+    #[arg(long, value_name = "FILE.2da")]
+    pub materials: Option<PathBuf>,
     /// Rescale heights linearly onto MIN,MAX (needed when they leave the game range).
     #[arg(long, value_name = "MIN,MAX", allow_hyphen_values = true)]
     pub height_range: Option<String>,
@@ -296,6 +300,10 @@ pub fn export_cmd(a: &ExportArgs) -> Result<Exported> {
         id: a.id,
         name,
         textures,
+        materials: match &a.materials {
+            Some(p) => Some(crate::nwn2::materials::TerrainMaterials::load(p)?),
+            None => None,
+        },
         walk: WalkOptions { max_slope_deg: a.walkable_slope, trx: false, ..Default::default() },
         blend,
     };
@@ -361,6 +369,7 @@ fn bench(file: &Path, data_root: Option<PathBuf>, sizes: &[u32], at: Option<&str
             region: Some(format!("{x0},{z0},{},{}", x0 + 40.0 * f64::from(n), z0 + 40.0 * f64::from(n))),
             walkable_slope: 45.0,
             textures: vec![],
+            materials: None,
             height_range: Some("-50,50".into()),
             data_root: data_root.clone(),
             roads: Toggle::Off,

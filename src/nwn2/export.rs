@@ -31,6 +31,8 @@ pub struct AreaOptions {
     pub name: String,
     /// Up to six texture names (texture 0 covers the whole area).
     pub textures: Vec<String>,
+    /// `terrainmaterials.2da`, when given: the textures' footstep materials and colours.
+    pub materials: Option<super::materials::TerrainMaterials>,
     pub walk: WalkOptions,
     /// Blend weights per cell; `None`: texture 0 everywhere.
     pub blend: Option<Blend>,
@@ -56,7 +58,7 @@ impl Blend {
 }
 
 /// The footstep material bit of a texture by its name (nwn2 §A.6.2, the `Material` column of
-/// `terrainmaterials.2da`; guessed from the name where the table is not at hand).
+/// `terrainmaterials.2da`; guessed from the name where `--materials` does not give the table).
 pub fn texture_material(name: &str) -> u16 {
     let n = name.to_ascii_lowercase();
     if n.contains("grass") {
@@ -213,7 +215,7 @@ pub fn texture_names(opts: &AreaOptions) -> Vec<&str> {
 /// The walkmesh of an area, footstep materials from the dominant texture under each centroid.
 pub fn bake_walkmesh(grid: &VertexGrid, opts: &AreaOptions) -> Result<Aswm, ExportError> {
     let names = texture_names(opts);
-    let mats: Vec<u16> = names.iter().map(|n| texture_material(n)).collect();
+    let mats: Vec<u16> = names.iter().map(|n| opts.materials.as_ref().and_then(|t| t.get(n)).map_or_else(|| texture_material(n), |m| m.material)).collect();
     let cells = opts.megatiles.0 * opts.blend.as_ref().map_or(1, |b| b.res);
     let material = |c: [f32; 2]| match &opts.blend {
         None => mats[0],
@@ -277,7 +279,10 @@ fn trrn(g: &VertexGrid, normals: &[[f32; 3]], mx: u32, my: u32, opts: &AreaOptio
     let names = texture_names(opts);
     for (k, n) in names.iter().enumerate() {
         textures[k] = fixed_name(n);
-        colors[k] = texture_color(n);
+        colors[k] = match opts.materials.as_ref().and_then(|t| t.get(n)).and_then(|m| m.rgb) {
+            Some(rgb) => rgb.map(|c| f32::from(c) / 255.0),
+            None => texture_color(n),
+        };
     }
     Trrn {
         name: fixed_name(&format!("{:06}{}{:02}x{:02}y", opts.id, opts.name, mx, my)),

@@ -32,6 +32,7 @@ pub mod codec;
 pub mod export;
 pub mod from_swg;
 pub mod info;
+pub mod materials;
 pub mod model;
 pub mod serde_util;
 pub mod walkmesh;
