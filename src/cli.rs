@@ -85,6 +85,16 @@ pub enum Command {
         /// in its cell (4: best agreement and calibration, README Surface maps).
         #[arg(long, default_value_t = 4)]
         pimp_samples: u32,
+        /// Trace every missed PIMP flora cell to its rules and write OUT/misses.csv (per
+        /// missed cell: the baked chances, SOE's family, and each rule that added, removed or
+        /// blocked either family, with its layer path, filters, inputs and weights) and
+        /// OUT/misses.png (hits green, misses red, "predicted none" blue). Runs the PIMP
+        /// check only.
+        #[arg(long)]
+        explain: bool,
+        /// Output folder of --explain.
+        #[arg(long, short, default_value = "explain", requires = "explain")]
+        out: PathBuf,
     },
     /// Bake a height grid (GPU or CPU) into OUTDIR/height.tif, height.png and manifest.json
     /// (more formats, engine presets and tiles with --format, --preset, --tiles).

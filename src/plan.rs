@@ -278,6 +278,24 @@ pub struct BakePlan {
     pub half_width: f32,
     /// Warnings met while planning (missing bitmaps in zero mode, unknown operations).
     pub warnings: Vec<String>,
+    /// Where each record came from in the file, for explanations (`trnbake fidelity --explain`).
+    pub names: PlanNames,
+}
+
+/// The file names of a plan's records, parallel to `layers`, `filters` and `affectors`:
+/// a layer's path in the tree (`top/child/grandchild`), a rule's tag and editor name
+/// (`FHGT "height band"`).
+#[derive(Clone, Debug, Default)]
+pub struct PlanNames {
+    pub layers: Vec<String>,
+    pub filters: Vec<String>,
+    pub affectors: Vec<String>,
+}
+
+/// A rule's tag and its editor name, as [`PlanNames`] holds them.
+pub fn rule_label(rule: &crate::swg::rules::Rule) -> String {
+    let (tag, _) = rule.kind.tag_and_version();
+    format!("{} \"{}\"", String::from_utf8_lossy(tag), rule.name)
 }
 
 /// One entry of a tile's layer list: a layer, its boundaries that can touch the tile, and
@@ -361,6 +379,8 @@ struct Builder<'a> {
     plan: BakePlan,
     fractal_index: HashMap<i32, u32>,
     bitmap_index: HashMap<i32, u32>,
+    /// Names of the open layers, for `BakePlan::names`.
+    path: Vec<String>,
 }
 
 impl BakePlan {
@@ -385,6 +405,7 @@ impl BakePlan {
             plan: BakePlan { half_width: terrain.header.map_width * 0.5, ..Default::default() },
             fractal_index: HashMap::new(),
             bitmap_index: HashMap::new(),
+            path: Vec::new(),
         };
         for item in &terrain.generator.layers {
             if let LayerItem::Layer(l) = item {
@@ -447,6 +468,8 @@ impl Builder<'_> {
         }
         let index = self.plan.layers.len();
         self.plan.layers.push(LayerRecord::default());
+        self.path.push(layer.name.clone());
+        self.plan.names.layers.push(self.path.join("/"));
         let mut rec = LayerRecord {
             depth: depth as u32,
             boundary_start: self.plan.boundaries.len() as u32,
@@ -477,12 +500,14 @@ impl Builder<'_> {
                             rec.flags |= LAYER_NEEDS_EXTENT;
                         }
                         self.plan.filters.push(f);
+                        self.plan.names.filters.push(rule_label(rule));
                         rec.filter_count += 1;
                     }
                     RuleCategory::Affector => {
                         if is_pass_affector(&rule.kind, self.pass, self.opts) {
                             let a = self.affector(&rule.kind, &layer.name)?;
                             self.plan.affectors.push(a);
+                            self.plan.names.affectors.push(rule_label(rule));
                             rec.affector_count += 1;
                         }
                     }
@@ -503,6 +528,7 @@ impl Builder<'_> {
         }
         rec.subtree_end = self.plan.layers.len() as u32;
         self.plan.layers[index] = rec;
+        self.path.pop();
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 //! walking a [`BakePlan::for_surface`] plan with every filter live. The CPU reference;
 //! the walk itself is [`crate::eval::walk_point`], shared with the height pass.
 
+pub mod explain;
 pub mod maps;
 pub mod normals;
 
