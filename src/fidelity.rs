@@ -799,8 +799,10 @@ fn miss_reason(c: &CellPrediction, rules: &[MissRule]) -> String {
         }
         return format!("added by {} at density {} but below the cut", best.layer, best.density);
     }
-    // No add of SOE's family acted: the most common stop of the adds.
-    let stop = soe_adds.iter().map(|r| r.blocked_by.as_str()).next().unwrap_or("");
+    // No add of SOE's family acted: the stop of the newest add that a filter (not its
+    // boundaries, i.e. not merely an area next to the cell) stopped, else the newest.
+    let by_filter = soe_adds.iter().rev().find(|r| !r.blocked_by.contains(": boundaries ("));
+    let stop = by_filter.or(soe_adds.last()).map_or("", |r| r.blocked_by.as_str());
     // Without the per-cell input and count, so that causes group.
     let stop = stop.rsplit_once(" (").map_or(stop, |s| s.0);
     let stop = stop.split(" input ").next().unwrap_or(stop);
