@@ -309,6 +309,12 @@ pub struct SurfaceArgs {
     /// The FDIR convention (swg-trn §5.5 [?]): zero, one or aspect (downhill bearing in degrees).
     #[arg(long, value_enum, default_value_t = crate::surface::DirectionFilter::Zero)]
     pub fdir: crate::surface::DirectionFilter,
+    /// How the surface passes walk the tree (swg-trn §5.9 [?]): separate passes (FHGT and
+    /// FSHD read the final height and shader), or one walk of every affector in tree order
+    /// where FHGT (tree-height), FSHD (tree-shader) or both (tree) read what the walk has
+    /// built so far. The tree walks run on the CPU only.
+    #[arg(long, value_enum, default_value_t = crate::surface::SurfaceWalk::Separate)]
+    pub surface_walk: crate::surface::SurfaceWalk,
     /// Normals for the slope filter: faces (averaged triangle normals) or central differences.
     #[arg(long, value_enum, default_value_t = crate::surface::normals::NormalMethod::Faces)]
     pub normals: crate::surface::normals::NormalMethod,
@@ -316,7 +322,7 @@ pub struct SurfaceArgs {
 
 impl SurfaceArgs {
     pub fn options(&self) -> crate::surface::SurfaceOptions {
-        crate::surface::SurfaceOptions { feather_clamp: self.feather_clamp, direction: self.fdir }
+        crate::surface::SurfaceOptions { feather_clamp: self.feather_clamp, direction: self.fdir, walk: self.surface_walk }
     }
 }
 

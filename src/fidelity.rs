@@ -638,7 +638,7 @@ pub fn explain_pimp(
     use rayon::prelude::*;
     let predictions = pimp_predictions(t, heights, surface, normals, per_side, n, seed)?;
     let report = pimp_report(&predictions);
-    let plan = &surface.later_plan;
+    let plan = surface.traced_plan();
     let parents = layer_parents(plan);
     let owners = affector_layers(plan);
     let w = t.flora_map.as_ref().map_or(1, |p| p.control.width.max(1));

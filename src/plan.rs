@@ -145,6 +145,10 @@ pub enum Pass {
     /// The later pass alone (flora, environment, colour, exclude, passable and the shader
     /// parts of roads, rivers and ribbons: §5.2 step 4).
     Later,
+    /// Every affector of every pass in one walk, in tree order (the `--surface-walk tree`
+    /// readings of swg-trn §5.9 [?]): height affectors (roads' height parts only with
+    /// `roads`), then as `Surface`.
+    All,
 }
 
 /// Keep in sync with `AffectorRecord` in kernels/records.wgsl.
@@ -345,6 +349,7 @@ fn is_pass_affector(kind: &RuleKind, pass: Pass, opts: &HeightOptions) -> bool {
     match (pass, kind) {
         (Pass::Height, RuleKind::HeightConstant(_) | RuleKind::HeightFractal(_) | RuleKind::HeightTerrace(_)) => true,
         (Pass::Height, RuleKind::Road(_) | RuleKind::River(_)) => opts.roads,
+        (Pass::All, _) => is_pass_affector(kind, Pass::Height, opts) || is_pass_affector(kind, Pass::Surface, opts),
         (Pass::Surface | Pass::Shader, RuleKind::ShaderConstant(_) | RuleKind::ShaderReplace(_)) => true,
         (
             Pass::Surface | Pass::Later,
@@ -505,10 +510,19 @@ impl Builder<'_> {
                     }
                     RuleCategory::Affector => {
                         if is_pass_affector(&rule.kind, self.pass, self.opts) {
-                            let a = self.affector(&rule.kind, &layer.name)?;
-                            self.plan.affectors.push(a);
-                            self.plan.names.affectors.push(rule_label(rule));
-                            rec.affector_count += 1;
+                            let road = matches!(rule.kind, RuleKind::Road(_) | RuleKind::River(_));
+                            // One walk of every pass: a road's height part (when roads are on)
+                            // and its shader part.
+                            let records = match (self.pass, road) {
+                                (Pass::All, true) if self.opts.roads => vec![self.affector(&rule.kind, &layer.name)?, self.surface_affector(&rule.kind, &layer.name)?],
+                                (Pass::All, true) => vec![self.surface_affector(&rule.kind, &layer.name)?],
+                                _ => vec![self.affector(&rule.kind, &layer.name)?],
+                            };
+                            for a in records {
+                                self.plan.affectors.push(a);
+                                self.plan.names.affectors.push(rule_label(rule));
+                                rec.affector_count += 1;
+                            }
                         }
                     }
                 }

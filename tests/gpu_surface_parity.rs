@@ -115,7 +115,7 @@ fn demo_terrain_under_every_surface_option() {
     let grid = Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 };
     for feather_clamp in [FeatherClamp::Threshold, FeatherClamp::Ignore, FeatherClamp::Weight] {
         for direction in [DirectionFilter::Zero, DirectionFilter::One] {
-            let (he, se) = evaluators(&t, SurfaceOptions { feather_clamp, direction });
+            let (he, se) = evaluators(&t, SurfaceOptions { feather_clamp, direction, ..Default::default() });
             parity(&format!("demo {feather_clamp:?} {direction:?}"), &ctx, &he, &se, grid, NormalMethod::Faces);
         }
     }

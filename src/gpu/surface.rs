@@ -172,8 +172,8 @@ impl<'a> GpuSurfacePass<'a> {
     /// aspect reading needs atan2) and [`GpuError::Unsuitable`] when the adapter binds too
     /// few storage buffers.
     pub fn new(ctx: &'a GpuContext, se: &'a SurfaceEvaluator, method: NormalMethod) -> Result<GpuSurfacePass<'a>, GpuError> {
-        if se.opts.direction == DirectionFilter::Aspect {
-            return Err(GpuError::Unsupported("the FDIR aspect reading (--direction-filter aspect) needs atan2, which GPUs do not compute like the CPU".into()));
+        if let Some(why) = se.opts.gpu_unsupported() {
+            return Err(GpuError::Unsupported(why));
         }
         let have = ctx.limits.max_storage_buffers_per_shader_stage;
         if have < STORAGE_BUFFERS {

@@ -4,7 +4,7 @@
 //! filters gave, and which affectors acted. Used by `trnbake fidelity --explain` to trace a
 //! flora miss to a rule.
 
-use super::{Ground, LaterPass, SurfaceEvaluator, SurfaceResult};
+use super::{Ground, LaterPass, SurfaceEvaluator, SurfaceResult, SurfaceWalk, TreeWalk};
 use crate::eval::{walk_point, PassState};
 use crate::plan::{AffectorRecord, BakePlan, FilterRecord};
 
@@ -34,13 +34,13 @@ pub struct PostTrace {
     pub fired: Vec<(usize, f32)>,
 }
 
-struct Traced<'a> {
-    inner: LaterPass<'a>,
+struct Traced<S> {
+    inner: S,
     trace: PostTrace,
     current: usize,
 }
 
-impl PassState for Traced<'_> {
+impl<S: PassState> PassState for Traced<S> {
     fn filter_value(&self, plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], x: f32, z: f32) -> f32 {
         self.inner.filter_value(plan, f, extent, x, z)
     }
@@ -70,12 +70,28 @@ impl PassState for Traced<'_> {
 }
 
 impl SurfaceEvaluator {
+    /// The plan whose walk [`SurfaceEvaluator::trace_at`] traces: the later pass's, or with a
+    /// tree reading ([`SurfaceWalk`]) the walk of every affector.
+    pub fn traced_plan(&self) -> &BakePlan {
+        if self.opts.walk == SurfaceWalk::Separate { &self.later_plan } else { &self.all_plan }
+    }
+
     /// Both surface passes at one post (as [`SurfaceEvaluator::at`]), with the later pass
-    /// traced over the whole-map program.
+    /// (or the tree walk) traced over the whole-map program.
     pub fn trace_at(&self, x: f32, z: f32, ground: Ground) -> PostTrace {
+        let visits = vec![None; self.traced_plan().layers.len()];
+        if self.opts.walk != SurfaceWalk::Separate {
+            let final_shader = if self.opts.walk.tree_shader() { 0 } else { self.shader_at_with(&self.everywhere, x, z, ground).family };
+            let later = LaterPass { ground, opts: &self.opts, result: SurfaceResult::default() };
+            let inner = TreeWalk { h: 0.0, final_shader, later };
+            let mut traced = Traced { inner, trace: PostTrace { visits, ..Default::default() }, current: 0 };
+            walk_point(&self.all_plan, &self.everywhere.all, x, z, &mut traced);
+            traced.trace.result = traced.inner.later.result;
+            return traced.trace;
+        }
         let shader = self.shader_at_with(&self.everywhere, x, z, ground);
         let inner = LaterPass { ground, opts: &self.opts, result: SurfaceResult { shader, ..Default::default() } };
-        let mut traced = Traced { inner, trace: PostTrace { visits: vec![None; self.later_plan.layers.len()], ..Default::default() }, current: 0 };
+        let mut traced = Traced { inner, trace: PostTrace { visits, ..Default::default() }, current: 0 };
         walk_point(&self.later_plan, &self.everywhere.later, x, z, &mut traced);
         traced.trace.result = traced.inner.result;
         traced.trace

@@ -49,11 +49,53 @@ pub enum DirectionFilter {
     Aspect,
 }
 
+/// How the surface passes walk the tree (swg-trn §5.2, §5.9 [?]): which height and shader
+/// a surface-pass FHGT / FSHD reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SurfaceWalk {
+    /// Separate passes (§5.2): FHGT reads the final height, FSHD the final shader map.
+    #[default]
+    Separate,
+    /// One walk of every affector in tree order: FHGT in the surface passes reads the
+    /// height the height affectors have built so far at that layer (FSHD the final shader).
+    TreeHeight,
+    /// FSHD reads the shader the shader affectors have set so far (FHGT the final height).
+    TreeShader,
+    /// Both: FHGT and FSHD read what the walk has built so far; FSLP/FDIR read the final
+    /// normals (a point walk cannot have them earlier).
+    Tree,
+}
+
+impl SurfaceWalk {
+    fn tree_height(self) -> bool {
+        matches!(self, SurfaceWalk::TreeHeight | SurfaceWalk::Tree)
+    }
+    fn tree_shader(self) -> bool {
+        matches!(self, SurfaceWalk::TreeShader | SurfaceWalk::Tree)
+    }
+}
+
 /// Options of the surface passes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SurfaceOptions {
     pub feather_clamp: FeatherClamp,
     pub direction: DirectionFilter,
+    pub walk: SurfaceWalk,
+}
+
+impl SurfaceOptions {
+    /// Whether the GPU kernels compute these readings (else the surface maps fall back to
+    /// the CPU): FDIR aspect needs atan2; the tree walks are CPU-only.
+    pub fn gpu_unsupported(&self) -> Option<String> {
+        if self.direction == DirectionFilter::Aspect {
+            return Some("the FDIR aspect reading (--fdir aspect) needs atan2, which GPUs do not compute like the CPU".into());
+        }
+        if self.walk != SurfaceWalk::Separate {
+            return Some(format!("the surface walk `{:?}` (--surface-walk) is implemented on the CPU only", self.walk));
+        }
+        None
+    }
 }
 
 /// What the surface passes need to know about the ground at a post: its final height and
@@ -189,24 +231,29 @@ impl PassState for ShaderPass<'_> {
     }
 
     fn apply(&mut self, _plan: &BakePlan, a: &AffectorRecord, t: f32, _x: f32, _z: f32) {
-        match a.kind {
-            AFFECTOR_SHADER_CONSTANT => {
-                if let Some(w) = clamp_weight(self.opts, t, a.value) {
-                    self.result.family = a.index as i32;
-                    self.result.over(a.index as i32, w);
-                }
+        apply_shader(self.opts, &mut self.result, a, t);
+    }
+}
+
+/// ASCN / ASRP at a post (swg-trn §5.10).
+fn apply_shader(opts: &SurfaceOptions, result: &mut ShaderResult, a: &AffectorRecord, t: f32) {
+    match a.kind {
+        AFFECTOR_SHADER_CONSTANT => {
+            if let Some(w) = clamp_weight(opts, t, a.value) {
+                result.family = a.index as i32;
+                result.over(a.index as i32, w);
             }
-            AFFECTOR_SHADER_REPLACE => {
-                let (source, destination) = (a.index as i32, a.operation);
-                if self.result.family == source && clamp_weight(self.opts, t, a.value).is_some() {
-                    self.result.family = destination;
-                    for e in self.result.splat.iter_mut().filter(|e| e.0 == source) {
-                        e.0 = destination;
-                    }
-                }
-            }
-            _ => {}
         }
+        AFFECTOR_SHADER_REPLACE => {
+            let (source, destination) = (a.index as i32, a.operation);
+            if result.family == source && clamp_weight(opts, t, a.value).is_some() {
+                result.family = destination;
+                for e in result.splat.iter_mut().filter(|e| e.0 == source) {
+                    e.0 = destination;
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -282,6 +329,37 @@ impl PassState for LaterPass<'_> {
     }
 }
 
+/// One walk of every affector in tree order (the [`SurfaceWalk`] tree readings): the height
+/// affectors build `h` as in the height pass, the shader and later affectors act as in their
+/// passes; FHGT reads `h` or the final height, FSHD the shader so far or the final one.
+struct TreeWalk<'a> {
+    h: f32,
+    final_shader: i32,
+    later: LaterPass<'a>,
+}
+
+impl PassState for TreeWalk<'_> {
+    fn filter_value(&self, plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], x: f32, z: f32) -> f32 {
+        let walk = self.later.opts.walk;
+        let mut ground = self.later.ground;
+        if walk.tree_height() {
+            ground.height = self.h;
+        }
+        let shader = if walk.tree_shader() { self.later.result.shader.family } else { self.final_shader };
+        surface_filter_value(plan, f, extent, &ground, shader, self.later.opts, x, z)
+    }
+
+    fn apply(&mut self, plan: &BakePlan, a: &AffectorRecord, t: f32, x: f32, z: f32) {
+        match a.kind {
+            crate::plan::AFFECTOR_HEIGHT_CONSTANT | crate::plan::AFFECTOR_HEIGHT_FRACTAL | crate::plan::AFFECTOR_HEIGHT_TERRACE | crate::plan::AFFECTOR_ROAD => {
+                self.h = crate::eval::affector::apply_height_affector(plan, a, self.h, t, x, z);
+            }
+            AFFECTOR_SHADER_CONSTANT | AFFECTOR_SHADER_REPLACE => apply_shader(self.later.opts, &mut self.later.result.shader, a, t),
+            _ => self.later.apply(plan, a, t, x, z),
+        }
+    }
+}
+
 /// The surface passes of one terrain.
 pub struct SurfaceEvaluator {
     /// Every surface affector, for what the maps need to know about the file.
@@ -290,6 +368,8 @@ pub struct SurfaceEvaluator {
     /// hold none of its affectors.
     pub shader_plan: BakePlan,
     pub later_plan: BakePlan,
+    /// Every affector of every pass, for the tree walks ([`SurfaceWalk`]); empty otherwise.
+    pub all_plan: BakePlan,
     pub opts: SurfaceOptions,
     everywhere: SurfaceTiles,
 }
@@ -298,6 +378,8 @@ pub struct SurfaceEvaluator {
 pub struct SurfaceTiles {
     pub shader: TileList,
     pub later: TileList,
+    /// The tree walk's program (empty unless a tree reading is chosen).
+    pub all: TileList,
 }
 
 impl SurfaceEvaluator {
@@ -305,14 +387,16 @@ impl SurfaceEvaluator {
         let plan = BakePlan::for_surface(terrain, heights)?;
         let shader_plan = BakePlan::for_pass(terrain, heights, Pass::Shader)?;
         let later_plan = BakePlan::for_pass(terrain, heights, Pass::Later)?;
-        let mut se = SurfaceEvaluator { plan, shader_plan, later_plan, opts, everywhere: SurfaceTiles { shader: TileList::default(), later: TileList::default() } };
+        let all_plan = if opts.walk == SurfaceWalk::Separate { BakePlan::default() } else { BakePlan::for_pass(terrain, heights, Pass::All)? };
+        let empty = SurfaceTiles { shader: TileList::default(), later: TileList::default(), all: TileList::default() };
+        let mut se = SurfaceEvaluator { plan, shader_plan, later_plan, all_plan, opts, everywhere: empty };
         se.everywhere = se.tile([f32::MIN, f32::MIN, f32::MAX, f32::MAX]);
         Ok(se)
     }
 
     /// The culled programs for an area (min x, min z, max x, max z).
     pub fn tile(&self, area: [f32; 4]) -> SurfaceTiles {
-        SurfaceTiles { shader: self.shader_plan.tile_layers(area), later: self.later_plan.tile_layers(area) }
+        SurfaceTiles { shader: self.shader_plan.tile_layers(area), later: self.later_plan.tile_layers(area), all: self.all_plan.tile_layers(area) }
     }
 
     /// Both surface passes at one post with the whole-map program.
@@ -328,12 +412,24 @@ impl SurfaceEvaluator {
     }
 
     /// Both surface passes at one post, walking `tiles` (culled for an area holding the
-    /// post): the shader pass first, then the later pass that sees its final shader (§5.2).
+    /// post): the shader pass first, then the later pass that sees its final shader (§5.2);
+    /// or, with a tree reading ([`SurfaceWalk`]), one walk of every affector.
     pub fn at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> SurfaceResult {
+        if self.opts.walk != SurfaceWalk::Separate {
+            return self.tree_at_with(tiles, x, z, ground);
+        }
         let shader = self.shader_at_with(tiles, x, z, ground);
         let mut later = LaterPass { ground, opts: &self.opts, result: SurfaceResult { shader, ..Default::default() } };
         walk_point(&self.later_plan, &tiles.later, x, z, &mut later);
         later.result
+    }
+
+    fn tree_at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> SurfaceResult {
+        let final_shader = if self.opts.walk.tree_shader() { 0 } else { self.shader_at_with(tiles, x, z, ground).family };
+        let later = LaterPass { ground, opts: &self.opts, result: SurfaceResult::default() };
+        let mut walk = TreeWalk { h: 0.0, final_shader, later };
+        walk_point(&self.all_plan, &tiles.all, x, z, &mut walk);
+        walk.later.result
     }
 }
 
