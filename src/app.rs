@@ -24,7 +24,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Decompile { file, output } => decompile(&file, output.as_deref()),
         Command::Compile { file, output } => compile(&file, &output),
         Command::Sample { file, points, at, height } => sample(file.as_deref(), points.as_deref(), at.as_deref(), &height),
-        Command::Fidelity { file, cells, seed, json, height, surface, pimp_samples, explain, out } => {
+        Command::Fidelity { file, cells, seed, json, height, surface, pimp_samples, pimp_reach, explain, out } => {
+            let pimp_samples = crate::fidelity::PimpSampling { per_side: pimp_samples, reach: pimp_reach };
             if explain {
                 fidelity_explain(&file, cells, seed, &height, &surface, pimp_samples, &out)
             } else {
@@ -183,12 +184,12 @@ fn sample(file: Option<&Path>, points: Option<&Path>, at: Option<&str>, args: &H
     Ok(())
 }
 
-fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: u32) -> Result<()> {
-    use crate::fidelity::{check_pfpm, check_pimp, check_smap, check_wmap};
+fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: crate::fidelity::PimpSampling) -> Result<()> {
+    use crate::fidelity::{check_pfpm, check_smap, check_wmap};
     let t = Terrain::load(file)?;
     let e = height_evaluator(&t, args, Some(file))?;
     let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
-    let pimp = check_pimp(&t, &e, &surface, surface_args.normals, pimp_samples, cells * 4, seed);
+    let pimp = crate::fidelity::pimp_predictions(&t, &e, &surface, surface_args.normals, pimp_samples, cells * 4, seed).map(|p| crate::fidelity::pimp_report(&p));
     let pfpm = check_pfpm(&t, &e, cells, seed);
     let near = crate::fidelity::near_roads(&t, 0.0);
     let pfpm_roads = crate::fidelity::check_pfpm_where(&t, &e, cells, seed, &near);
@@ -253,7 +254,7 @@ fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs,
 
 /// `trnbake fidelity --explain`: the PIMP check (cells × 4 cells, as `fidelity`) with every
 /// miss traced to its rules, written to OUT/misses.csv and OUT/misses.png.
-fn fidelity_explain(file: &Path, cells: usize, seed: u64, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: u32, out_dir: &Path) -> Result<()> {
+fn fidelity_explain(file: &Path, cells: usize, seed: u64, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: crate::fidelity::PimpSampling, out_dir: &Path) -> Result<()> {
     let t = Terrain::load(file)?;
     let e = height_evaluator(&t, args, Some(file))?;
     let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;

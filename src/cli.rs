@@ -85,6 +85,10 @@ pub enum Command {
         /// in its cell (4: best agreement and calibration, README Surface maps).
         #[arg(long, default_value_t = 4)]
         pimp_samples: u32,
+        /// PIMP: grow each sampled cell by this many metres on each side (an object placed
+        /// from a neighbouring flora tile, within the header's tile border; swg-trn §2.2 [?]).
+        #[arg(long, default_value_t = 0.0)]
+        pimp_reach: f32,
         /// Trace every missed PIMP flora cell to its rules and write OUT/misses.csv (per
         /// missed cell: the baked chances, SOE's family, and each rule that added, removed or
         /// blocked either family, with its layer path, filters, inputs and weights) and
@@ -315,6 +319,18 @@ pub struct SurfaceArgs {
     /// built so far. The tree walks run on the CPU only.
     #[arg(long, value_enum, default_value_t = crate::surface::SurfaceWalk::Separate)]
     pub surface_walk: crate::surface::SurfaceWalk,
+    /// FSLP with minAngle 0 (swg-trn §5.5 [?]): exclude (strict interval: a flat post gets 0)
+    /// or include (no upper end). CPU only.
+    #[arg(long, value_enum, default_value_t = crate::surface::SlopeFlat::Exclude)]
+    pub slope_flat: crate::surface::SlopeFlat,
+    /// How a flora add uses the layer amount T (swg-trn §5.9 [?]): any (T > 0 pushes the
+    /// full density) or scale (density × T). CPU only.
+    #[arg(long, value_enum, default_value_t = crate::surface::FloraAmount::Any)]
+    pub flora_amount: crate::surface::FloraAmount,
+    /// What a (0,0) flora affector does (swg-trn §5.9 [?]): remove-family, ignore or
+    /// remove-all. CPU only.
+    #[arg(long, value_enum, default_value_t = crate::surface::FloraZero::RemoveFamily)]
+    pub flora_zero: crate::surface::FloraZero,
     /// Normals for the slope filter: faces (averaged triangle normals) or central differences.
     #[arg(long, value_enum, default_value_t = crate::surface::normals::NormalMethod::Faces)]
     pub normals: crate::surface::normals::NormalMethod,
@@ -322,7 +338,14 @@ pub struct SurfaceArgs {
 
 impl SurfaceArgs {
     pub fn options(&self) -> crate::surface::SurfaceOptions {
-        crate::surface::SurfaceOptions { feather_clamp: self.feather_clamp, direction: self.fdir, walk: self.surface_walk }
+        crate::surface::SurfaceOptions {
+            feather_clamp: self.feather_clamp,
+            direction: self.fdir,
+            walk: self.surface_walk,
+            slope_flat: self.slope_flat,
+            flora_amount: self.flora_amount,
+            flora_zero: self.flora_zero,
+        }
     }
 }
 

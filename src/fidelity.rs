@@ -389,6 +389,15 @@ impl PimpReport {
     }
 }
 
+/// Where a PIMP cell is sampled: `per_side`² positions (1 = the centre) over the cell grown
+/// by `reach` metres on each side (0 = the cell; the header's collidable tile border lets an
+/// object stray that far, swg-trn §2.2 [?]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PimpSampling {
+    pub per_side: u32,
+    pub reach: f32,
+}
+
 /// The sample posts of PIMP cell (col, row) with their ground. The object lies somewhere in
 /// its cell (swg-trn §2.6): the cell is sampled at the centres of `per_side`² equal
 /// sub-squares (1 = the cell centre), each snapped to the pole grid where heights and normals
@@ -397,10 +406,11 @@ pub fn pimp_cell_posts(
     t: &Terrain,
     heights: &HeightEvaluator,
     normals: crate::surface::normals::NormalMethod,
-    per_side: u32,
+    sampling: PimpSampling,
     col: u32,
     row: u32,
 ) -> Vec<(f32, f32, crate::surface::Ground)> {
+    let PimpSampling { per_side, reach } = sampling;
     let w = t.flora_map.as_ref().map_or(1, |p| p.control.width.max(1));
     let cell = t.header.map_width / w as f32;
     let half = t.header.map_width * 0.5;
@@ -409,8 +419,10 @@ pub fn pimp_cell_posts(
     let mut out = Vec::with_capacity((per_side * per_side) as usize);
     for j in 0..per_side {
         for i in 0..per_side {
-            let x = -half + (col as f32 + (i as f32 + 0.5) / per_side as f32) * cell;
-            let z = -half + (row as f32 + (j as f32 + 0.5) / per_side as f32) * cell;
+            // The sampled square: the cell grown by `reach` on each side.
+            let side = cell + 2.0 * reach;
+            let x = -half + col as f32 * cell - reach + (i as f32 + 0.5) / per_side as f32 * side;
+            let z = -half + row as f32 * cell - reach + (j as f32 + 0.5) / per_side as f32 * side;
             let (gx, gz) = (((x + half) / pole).round() as i64, ((z + half) / pole).round() as i64);
             let (x, z) = (-half + gx as f32 * pole, -half + gz as f32 * pole);
             let mut h = [[0.0f32; 3]; 3];
@@ -464,7 +476,7 @@ pub fn check_pimp(
     n: usize,
     seed: u64,
 ) -> Option<PimpReport> {
-    Some(pimp_report(&pimp_predictions(t, heights, surface, normals, per_side, n, seed)?))
+    Some(pimp_report(&pimp_predictions(t, heights, surface, normals, PimpSampling { per_side, reach: 0.0 }, n, seed)?))
 }
 
 /// One evaluated PIMP cell: the baked chances, the most likely family and PIMP's family.
@@ -487,7 +499,7 @@ pub fn pimp_predictions(
     heights: &HeightEvaluator,
     surface: &crate::surface::SurfaceEvaluator,
     normals: crate::surface::normals::NormalMethod,
-    per_side: u32,
+    sampling: PimpSampling,
     n: usize,
     seed: u64,
 ) -> Option<Vec<CellPrediction>> {
@@ -503,7 +515,7 @@ pub fn pimp_predictions(
         cells
             .par_iter()
             .map(|&(col, row)| {
-                let chances = pimp_cell_chances(t, surface, &pimp_cell_posts(t, heights, normals, per_side, col, row));
+                let chances = pimp_cell_chances(t, surface, &pimp_cell_posts(t, heights, normals, sampling, col, row));
                 let (family, p) = most_likely(&chances);
                 CellPrediction { col, row, chances, family, p, truth: pimp.get(col, row).unwrap_or(0) }
             })
@@ -629,14 +641,14 @@ pub fn explain_pimp(
     heights: &HeightEvaluator,
     surface: &crate::surface::SurfaceEvaluator,
     normals: crate::surface::normals::NormalMethod,
-    per_side: u32,
+    sampling: PimpSampling,
     n: usize,
     seed: u64,
 ) -> Option<PimpExplain> {
     use crate::plan::{AFFECTOR_FLORA_BASE, FLORA_ADD, FLORA_REMOVE_ALL, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS};
     use crate::surface::explain::{affector_layers, layer_parents, PostTrace};
     use rayon::prelude::*;
-    let predictions = pimp_predictions(t, heights, surface, normals, per_side, n, seed)?;
+    let predictions = pimp_predictions(t, heights, surface, normals, sampling, n, seed)?;
     let report = pimp_report(&predictions);
     let plan = surface.traced_plan();
     let parents = layer_parents(plan);
@@ -675,7 +687,7 @@ pub fn explain_pimp(
     let misses: Vec<PimpMiss> = missed
         .par_iter()
         .map(|c| {
-            let posts = pimp_cell_posts(t, heights, normals, per_side, c.col, c.row);
+            let posts = pimp_cell_posts(t, heights, normals, sampling, c.col, c.row);
             let traces: Vec<PostTrace> = posts.iter().map(|&(x, z, g)| surface.trace_at(x, z, g)).collect();
             let (x0, z0) = (-half + c.col as f32 * cell, -half + c.row as f32 * cell);
             let area = [x0, z0, x0 + cell, z0 + cell];

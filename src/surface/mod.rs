@@ -47,6 +47,8 @@ pub enum DirectionFilter {
     /// I(aspect; min, max, a) with aspect the compass bearing (degrees, clockwise from
     /// north, in (−180, 180]) of the downhill direction.
     Aspect,
+    /// As `aspect` with the uphill bearing (the downhill one + 180°).
+    AspectUp,
 }
 
 /// How the surface passes walk the tree (swg-trn §5.2, §5.9 [?]): which height and shader
@@ -76,23 +78,65 @@ impl SurfaceWalk {
     }
 }
 
+/// FSLP with minAngle 0 (swg-trn §5.5 [?]): its upper cosine bound is 1, and a perfectly
+/// flat post (n_y = 1) lies on the open end of the strict interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlopeFlat {
+    /// The strict interval: a flat post gets 0 (CORE3-consistent).
+    #[default]
+    Exclude,
+    /// minAngle 0 means "no lower slope bound": n_y up to 1 inclusive, no feather at that end.
+    Include,
+}
+
+/// How a flora add uses the layer's amount T (swg-trn §5.9 [?]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FloraAmount {
+    /// Any T > 0 pushes the full density.
+    #[default]
+    Any,
+    /// The add pushes density × T (feathered edges thin the flora).
+    Scale,
+}
+
+/// What a flora affector with neither flag (0,0) does (swg-trn §5.9 [?]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FloraZero {
+    /// Removes its family from the stack.
+    #[default]
+    RemoveFamily,
+    /// Does nothing.
+    Ignore,
+    /// Clears the stack like a remove-all.
+    RemoveAll,
+}
+
 /// Options of the surface passes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SurfaceOptions {
     pub feather_clamp: FeatherClamp,
     pub direction: DirectionFilter,
     pub walk: SurfaceWalk,
+    pub slope_flat: SlopeFlat,
+    pub flora_amount: FloraAmount,
+    pub flora_zero: FloraZero,
 }
 
 impl SurfaceOptions {
     /// Whether the GPU kernels compute these readings (else the surface maps fall back to
     /// the CPU): FDIR aspect needs atan2; the tree walks are CPU-only.
     pub fn gpu_unsupported(&self) -> Option<String> {
-        if self.direction == DirectionFilter::Aspect {
+        if matches!(self.direction, DirectionFilter::Aspect | DirectionFilter::AspectUp) {
             return Some("the FDIR aspect reading (--fdir aspect) needs atan2, which GPUs do not compute like the CPU".into());
         }
         if self.walk != SurfaceWalk::Separate {
             return Some(format!("the surface walk `{:?}` (--surface-walk) is implemented on the CPU only", self.walk));
+        }
+        if self.slope_flat != SlopeFlat::Exclude || self.flora_amount != FloraAmount::Any || self.flora_zero != FloraZero::RemoveFamily {
+            return Some("the --slope-flat, --flora-amount and --flora-zero readings are implemented on the CPU only".into());
         }
         None
     }
@@ -185,16 +229,25 @@ pub struct SurfaceResult {
 /// Filter values with every filter live (swg-trn §5.2 steps 3–4, §5.5).
 fn surface_filter_value(plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], ground: &Ground, shader: i32, opts: &SurfaceOptions, x: f32, z: f32) -> f32 {
     match f.kind {
-        FILTER_SLOPE => feathered_range(ground.normal[1], f.low, f.high, f.feather_amount),
+        FILTER_SLOPE => {
+            if opts.slope_flat == SlopeFlat::Include && f.high >= 1.0 {
+                // No upper end: only the lower (steep) side of the interval and its feather.
+                let (v, lo) = (ground.normal[1], f.low);
+                let d = (f.high - lo) * f.feather_amount * 0.5;
+                return if v <= lo { 0.0 } else if v < lo + d { (v - lo) / d } else { 1.0 };
+            }
+            feathered_range(ground.normal[1], f.low, f.high, f.feather_amount)
+        }
         FILTER_DIRECTION => match opts.direction {
             DirectionFilter::Zero => 0.0,
             DirectionFilter::One => 1.0,
-            DirectionFilter::Aspect => {
+            DirectionFilter::Aspect | DirectionFilter::AspectUp => {
                 let [nx, _, nz] = ground.normal;
                 if nx == 0.0 && nz == 0.0 {
                     return 0.0;
                 }
-                feathered_range(nx.atan2(nz).to_degrees(), f.low, f.high, f.feather_amount)
+                let bearing = if opts.direction == DirectionFilter::AspectUp { (-nx).atan2(-nz) } else { nx.atan2(nz) };
+                feathered_range(bearing.to_degrees(), f.low, f.high, f.feather_amount)
             }
         },
         FILTER_SHADER => {
@@ -277,9 +330,14 @@ impl PassState for LaterPass<'_> {
                 if a.operation & FLORA_REMOVE_ALL != 0 {
                     stack.clear();
                 } else if a.operation & FLORA_ADD != 0 {
-                    stack.push((family, a.value));
+                    let density = if self.opts.flora_amount == FloraAmount::Scale { a.value * t } else { a.value };
+                    stack.push((family, density));
                 } else {
-                    stack.retain(|e| e.0 != family);
+                    match self.opts.flora_zero {
+                        FloraZero::RemoveFamily => stack.retain(|e| e.0 != family),
+                        FloraZero::Ignore => {}
+                        FloraZero::RemoveAll => stack.clear(),
+                    }
                 }
             }
             AFFECTOR_ENVIRONMENT => {
