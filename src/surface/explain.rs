@@ -81,7 +81,7 @@ impl SurfaceEvaluator {
     pub fn trace_at(&self, x: f32, z: f32, ground: Ground) -> PostTrace {
         let visits = vec![None; self.traced_plan().layers.len()];
         if self.opts.walk != SurfaceWalk::Separate {
-            let final_shader = if self.opts.walk.tree_shader() { 0 } else { self.shader_at_with(&self.everywhere, x, z, ground).family };
+            let final_shader = if self.opts.walk.tree_shader() { 0 } else { self.shader_pass_at_with(&self.everywhere, x, z, ground).family };
             let later = LaterPass { ground, opts: &self.opts, result: SurfaceResult::default() };
             let inner = TreeWalk { h: 0.0, final_shader, later };
             let mut traced = Traced { inner, trace: PostTrace { visits, ..Default::default() }, current: 0 };
@@ -89,7 +89,7 @@ impl SurfaceEvaluator {
             traced.trace.result = traced.inner.later.result;
             return traced.trace;
         }
-        let shader = self.shader_at_with(&self.everywhere, x, z, ground);
+        let shader = self.shader_pass_at_with(&self.everywhere, x, z, ground);
         let inner = LaterPass { ground, opts: &self.opts, result: SurfaceResult { shader, ..Default::default() } };
         let mut traced = Traced { inner, trace: PostTrace { visits, ..Default::default() }, current: 0 };
         walk_point(&self.later_plan, &self.everywhere.later, x, z, &mut traced);

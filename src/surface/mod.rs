@@ -462,8 +462,18 @@ impl SurfaceEvaluator {
         self.at_with(&self.everywhere, x, z, ground)
     }
 
-    /// The shader pass alone at one post (swg-trn §5.2 step 3), walking `tiles`.
+    /// The shader map at one post, walking `tiles`: the shader pass alone (swg-trn §5.2
+    /// step 3), or with a tree reading ([`SurfaceWalk`]) the shader of the tree walk.
     pub fn shader_at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> ShaderResult {
+        if self.opts.walk != SurfaceWalk::Separate {
+            return self.tree_at_with(tiles, x, z, ground).shader;
+        }
+        self.shader_pass_at_with(tiles, x, z, ground)
+    }
+
+    /// The separate shader pass at one post (what FSHD reads under `separate` and
+    /// `tree-height`).
+    fn shader_pass_at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> ShaderResult {
         let mut shader = ShaderPass { ground, opts: &self.opts, result: ShaderResult::default() };
         walk_point(&self.shader_plan, &tiles.shader, x, z, &mut shader);
         shader.result
@@ -476,14 +486,14 @@ impl SurfaceEvaluator {
         if self.opts.walk != SurfaceWalk::Separate {
             return self.tree_at_with(tiles, x, z, ground);
         }
-        let shader = self.shader_at_with(tiles, x, z, ground);
+        let shader = self.shader_pass_at_with(tiles, x, z, ground);
         let mut later = LaterPass { ground, opts: &self.opts, result: SurfaceResult { shader, ..Default::default() } };
         walk_point(&self.later_plan, &tiles.later, x, z, &mut later);
         later.result
     }
 
     fn tree_at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> SurfaceResult {
-        let final_shader = if self.opts.walk.tree_shader() { 0 } else { self.shader_at_with(tiles, x, z, ground).family };
+        let final_shader = if self.opts.walk.tree_shader() { 0 } else { self.shader_pass_at_with(tiles, x, z, ground).family };
         let later = LaterPass { ground, opts: &self.opts, result: SurfaceResult::default() };
         let mut walk = TreeWalk { h: 0.0, final_shader, later };
         walk_point(&self.all_plan, &tiles.all, x, z, &mut walk);
