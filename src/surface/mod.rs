@@ -132,8 +132,8 @@ impl SurfaceOptions {
         if matches!(self.direction, DirectionFilter::Aspect | DirectionFilter::AspectUp) {
             return Some("the FDIR aspect reading (--fdir aspect) needs atan2, which GPUs do not compute like the CPU".into());
         }
-        if self.walk != SurfaceWalk::Separate {
-            return Some(format!("the surface walk `{:?}` (--surface-walk) is implemented on the CPU only", self.walk));
+        if matches!(self.walk, SurfaceWalk::TreeHeight | SurfaceWalk::TreeShader) {
+            return Some(format!("the surface walk `{:?}` (--surface-walk) is implemented on the CPU only (the GPU computes separate and tree)", self.walk));
         }
         if self.slope_flat != SlopeFlat::Exclude || self.flora_amount != FloraAmount::Any || self.flora_zero != FloraZero::RemoveFamily {
             return Some("the --slope-flat, --flora-amount and --flora-zero readings are implemented on the CPU only".into());
