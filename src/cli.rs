@@ -313,11 +313,12 @@ pub struct SurfaceArgs {
     /// The FDIR convention (swg-trn §5.5 [?]): zero, one or aspect (downhill bearing in degrees).
     #[arg(long, value_enum, default_value_t = crate::surface::DirectionFilter::Zero)]
     pub fdir: crate::surface::DirectionFilter,
-    /// How the surface passes walk the tree (swg-trn §5.9 [?]): separate passes (FHGT and
-    /// FSHD read the final height and shader), or one walk of every affector in tree order
-    /// where FHGT (tree-height), FSHD (tree-shader) or both (tree) read what the walk has
-    /// built so far. The tree walks run on the CPU only.
-    #[arg(long, value_enum, default_value_t = crate::surface::SurfaceWalk::Separate)]
+    /// How the surface passes walk the tree (swg-trn §5.9 [?]): one walk of every affector
+    /// in tree order where FHGT and FSHD read the height and shader built so far (tree; best
+    /// PIMP agreement on every planet, README), or separate passes on the final height and
+    /// shader (separate). tree-height / tree-shader apply the reading to one filter only
+    /// (CPU only).
+    #[arg(long, value_enum, default_value_t = crate::surface::SurfaceWalk::Tree)]
     pub surface_walk: crate::surface::SurfaceWalk,
     /// FSLP with minAngle 0 (swg-trn §5.5 [?]): exclude (strict interval: a flat post gets 0)
     /// or include (no upper end). CPU only.

@@ -513,10 +513,13 @@ impl Builder<'_> {
                             let road = matches!(rule.kind, RuleKind::Road(_) | RuleKind::River(_));
                             // One walk of every pass: a road's height part (when roads are on)
                             // and its shader part.
+                            // In the surface passes a road or river is its shader part (swg-trn
+                            // §5.12 step 5); `affector` would give its height part, which the
+                            // later pass ignores.
                             let records = match (self.pass, road) {
                                 (Pass::All, true) if self.opts.roads => vec![self.affector(&rule.kind, &layer.name)?, self.surface_affector(&rule.kind, &layer.name)?],
-                                (Pass::All, true) => vec![self.surface_affector(&rule.kind, &layer.name)?],
-                                _ => vec![self.affector(&rule.kind, &layer.name)?],
+                                (Pass::Height, _) | (_, false) => vec![self.affector(&rule.kind, &layer.name)?],
+                                (_, true) => vec![self.surface_affector(&rule.kind, &layer.name)?],
                             };
                             for a in records {
                                 self.plan.affectors.push(a);
