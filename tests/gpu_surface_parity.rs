@@ -132,11 +132,11 @@ fn aspect_direction_filter_stays_on_the_cpu() {
     assert!(matches!(e, trnbake::gpu::GpuError::Unsupported(_)), "{e}");
 }
 
-/// The tree walk (`--surface-walk tree`, swg-trn §5.9): one walk of every affector, FHGT and
-/// FSHD on what it has built so far. On the demo terrain, the road fixture with the road
-/// height model on (the roads' height parts run inside the walk), and dathomir at 32 m
-/// (where the reading moves PIMP agreement from 35 % to 96 %); the CPU-only tree readings
-/// are refused.
+/// The tree walk (`--surface-walk tree`, the default, swg-trn §5.9): one walk of every
+/// affector, FHGT and FSHD on what it has built so far. On the demo terrain, the road
+/// fixture with the road height model on (the roads' height parts run inside the walk), and
+/// dathomir at 32 m (where the reading moves PIMP agreement from 35 % to 96 %); the separate
+/// passes on the demo and road fixture; the CPU-only tree readings are refused.
 #[test]
 fn tree_walk_matches_cpu() {
     let Some(ctx) = gpu() else { return };
@@ -158,6 +158,13 @@ fn tree_walk_matches_cpu() {
         let n = (2.0 * half / 32.0) as u32 + 1;
         parity("dathomir whole map tree walk", &ctx, &he, &se, Grid { x0: -half, z0: -half, spacing: 32.0, cols: n, rows: n }, NormalMethod::Faces);
     }
+    // The separate passes (`--surface-walk separate`) stay on the GPU too.
+    let separate = SurfaceOptions { walk: SurfaceWalk::Separate, ..Default::default() };
+    let (he, se) = evaluators(&trnbake::swg::json::demo_terrain(), separate);
+    parity("demo separate passes", &ctx, &he, &se, Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 }, NormalMethod::Faces);
+    let t = trnbake::golden::load_terrain(&golden.join("roads_water.json")).unwrap();
+    let (he, se) = (HeightEvaluator::new(&t, &h).unwrap(), SurfaceEvaluator::new(&t, &h, separate).unwrap());
+    parity("roads_water separate passes", &ctx, &he, &se, Grid { x0: -half, z0: -half, spacing: 4.0, cols: n, rows: n }, NormalMethod::Faces);
     for walk in [SurfaceWalk::TreeHeight, SurfaceWalk::TreeShader] {
         let (_, se) = evaluators(&trnbake::swg::json::demo_terrain(), SurfaceOptions { walk, ..Default::default() });
         let e = trnbake::gpu::surface::GpuSurfacePass::new(&ctx, &se, NormalMethod::Faces).err().expect("CPU-only readings are refused");
