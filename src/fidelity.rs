@@ -730,7 +730,7 @@ pub fn explain_pimp(
                         None => stops.push((s, 1)),
                     }
                 }
-                stops.sort_by(|a, b| b.1.cmp(&a.1));
+                stops.sort_by_key(|e| std::cmp::Reverse(e.1));
                 let blocked_by = stops.first().map_or(String::new(), |(s, k)| format!("{s} ({k}/{})", posts.len()));
                 let l = &plan.layers[li];
                 let mut filters = Vec::new();
