@@ -332,6 +332,10 @@ pub struct SurfaceArgs {
     /// remove-all. CPU only.
     #[arg(long, value_enum, default_value_t = crate::surface::FloraZero::RemoveFamily)]
     pub flora_zero: crate::surface::FloraZero,
+    /// What a flora affector with both flags (add, remove-all) does (swg-trn §5.9 [?]):
+    /// clear the stack, or replace it with its family. CPU only.
+    #[arg(long, value_enum, default_value_t = crate::surface::FloraBoth::Clear)]
+    pub flora_both: crate::surface::FloraBoth,
     /// Normals for the slope filter: faces (averaged triangle normals) or central differences.
     #[arg(long, value_enum, default_value_t = crate::surface::normals::NormalMethod::Faces)]
     pub normals: crate::surface::normals::NormalMethod,
@@ -346,6 +350,7 @@ impl SurfaceArgs {
             slope_flat: self.slope_flat,
             flora_amount: self.flora_amount,
             flora_zero: self.flora_zero,
+            flora_both: self.flora_both,
         }
     }
 }

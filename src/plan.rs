@@ -802,7 +802,8 @@ impl Builder<'_> {
                 };
                 a.kind = AFFECTOR_FLORA_BASE + class;
                 a.index = f.family_id as u32;
-                a.operation = if f.remove_all.get() { FLORA_REMOVE_ALL } else if f.add.get() { FLORA_ADD } else { 0 };
+                // Both flags are kept (remove-all acts first; `--flora-both` reads the add).
+                a.operation = if f.remove_all.get() { FLORA_REMOVE_ALL } else { 0 } | if f.add.get() { FLORA_ADD } else { 0 };
                 let family_density = if class < 2 {
                     g.flora_families.families().iter().find(|x| x.id == f.family_id).map(|x| x.density)
                 } else {

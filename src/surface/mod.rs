@@ -119,6 +119,17 @@ pub enum FloraZero {
     RemoveAll,
 }
 
+/// What a flora affector with both flags (add and remove-all) does (swg-trn §5.9 [?]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FloraBoth {
+    /// Clears the stack (remove-all wins).
+    #[default]
+    Clear,
+    /// Clears the stack, then adds its family (the stack becomes this family alone).
+    Replace,
+}
+
 /// Options of the surface passes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SurfaceOptions {
@@ -128,6 +139,7 @@ pub struct SurfaceOptions {
     pub slope_flat: SlopeFlat,
     pub flora_amount: FloraAmount,
     pub flora_zero: FloraZero,
+    pub flora_both: FloraBoth,
 }
 
 impl SurfaceOptions {
@@ -140,7 +152,7 @@ impl SurfaceOptions {
         if matches!(self.walk, SurfaceWalk::TreeHeight | SurfaceWalk::TreeShader) {
             return Some(format!("the surface walk `{:?}` (--surface-walk) is implemented on the CPU only (the GPU computes separate and tree)", self.walk));
         }
-        if self.slope_flat != SlopeFlat::Exclude || self.flora_amount != FloraAmount::Any || self.flora_zero != FloraZero::RemoveFamily {
+        if self.slope_flat != SlopeFlat::Exclude || self.flora_amount != FloraAmount::Any || self.flora_zero != FloraZero::RemoveFamily || self.flora_both != FloraBoth::Clear {
             return Some("the --slope-flat, --flora-amount and --flora-zero readings are implemented on the CPU only".into());
         }
         None
@@ -334,6 +346,9 @@ impl PassState for LaterPass<'_> {
                 let family = a.index as i32;
                 if a.operation & FLORA_REMOVE_ALL != 0 {
                     stack.clear();
+                    if self.opts.flora_both == FloraBoth::Replace && a.operation & FLORA_ADD != 0 {
+                        stack.push((family, a.value));
+                    }
                 } else if a.operation & FLORA_ADD != 0 {
                     let density = if self.opts.flora_amount == FloraAmount::Scale { a.value * t } else { a.value };
                     stack.push((family, density));
