@@ -24,6 +24,9 @@ const FLORA_ADD: i32 = 1i;
 const FLORA_REMOVE_ALL: i32 = 2i;
 /// `PostRecord::passable` where no APAS applied.
 const PASSABLE_NONE: i32 = -1i;
+/// `SurfaceWalk` (src/surface/mod.rs): the GPU computes `separate` and `tree`.
+const WALK_SEPARATE: u32 = 0u;
+const WALK_TREE: u32 = 1u;
 
 // keep in sync with GpuSurfaceParams in src/gpu/surface.rs
 struct SurfaceParams {
@@ -44,8 +47,13 @@ struct SurfaceParams {
     feather_clamp: u32,
     direction: u32,
     normal_method: u32,
+    /// 0 separate passes, 1 one walk of every affector in tree order (`SurfaceWalk::Tree`).
+    walk: u32,
     /// Must be 0: `keep_bits` (records.wgsl).
     keep_zero: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 // keep in sync with GpuPostRecord in src/gpu/surface.rs
@@ -91,6 +99,8 @@ var<private> environment: i32;
 var<private> color: array<f32, 3>;
 var<private> excluded: bool;
 var<private> passable: i32;
+/// The height the tree walk has built so far (`TreeWalk::h`).
+var<private> tree_h: f32;
 
 /// Rust's `f32::total_cmp` as an i32 key: a < b in total order iff key(a) < key(b).
 fn total_order_key(x: f32) -> i32 {
@@ -162,8 +172,10 @@ fn surface_filter_value(f: FilterRecord, extent: array<f32, 4>, x: f32, z: f32) 
             return 0.0;
         }
         default: {
-            // FHGT (on the final height), FFRA and FBIT as in the height pass.
-            return filter_value_height_pass(f, extent, ground_height, x, z);
+            // FHGT (on the final height, or in a tree walk on the height built so far), FFRA
+            // and FBIT as in the height pass.
+            let h = select(ground_height, tree_h, params.walk == WALK_TREE);
+            return filter_value_height_pass(f, extent, h, x, z);
         }
     }
 }
@@ -361,6 +373,11 @@ fn pass_filter_value(f: FilterRecord, extent: array<f32, 4>, x: f32, z: f32) -> 
 }
 
 fn pass_apply(a: AffectorRecord, t: f32, x: f32, z: f32) {
+    // `TreeWalk::apply`: a tree walk's plan also holds the height affectors.
+    if (a.kind <= AFFECTOR_ROAD) {
+        tree_h = apply_height_affector(a, tree_h, t, x, z);
+        return;
+    }
     apply_surface_affector(a, t, x, z);
 }
 
@@ -442,6 +459,15 @@ fn later_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var k = 0u; k < SPLAT_LAYERS; k++) {
         splat_family[k] = r.splat_family[k];
         splat_weight[k] = r.splat_weight[k];
+    }
+    tree_h = 0.0;
+    if (params.walk == WALK_TREE) {
+        // One walk of every affector (`tree_at_with`): the shader starts empty here.
+        shader_family = 0i;
+        for (var k = 0u; k < SPLAT_LAYERS; k++) {
+            splat_family[k] = 0i;
+            splat_weight[k] = 0.0;
+        }
     }
     for (var k = 0u; k < 4u; k++) {
         flora_len[k] = 0u;

@@ -24,7 +24,14 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Decompile { file, output } => decompile(&file, output.as_deref()),
         Command::Compile { file, output } => compile(&file, &output),
         Command::Sample { file, points, at, height } => sample(file.as_deref(), points.as_deref(), at.as_deref(), &height),
-        Command::Fidelity { file, cells, seed, json, height, surface, pimp_samples } => fidelity(&file, cells, seed, json, &height, &surface, pimp_samples),
+        Command::Fidelity { file, cells, seed, json, height, surface, pimp_samples, pimp_reach, explain, out } => {
+            let pimp_samples = crate::fidelity::PimpSampling { per_side: pimp_samples, reach: pimp_reach };
+            if explain {
+                fidelity_explain(&file, cells, seed, &height, &surface, pimp_samples, &out)
+            } else {
+                fidelity(&file, cells, seed, json, &height, &surface, pimp_samples)
+            }
+        }
         Command::Bake(args) => bake(&args, cli.quiet),
         Command::Merge { output, shards, export } => {
             let choice = export_choice(&export)?;
@@ -176,12 +183,12 @@ fn sample(file: Option<&Path>, points: Option<&Path>, at: Option<&str>, args: &H
     Ok(())
 }
 
-fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: u32) -> Result<()> {
-    use crate::fidelity::{check_pfpm, check_pimp, check_smap, check_wmap};
+fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: crate::fidelity::PimpSampling) -> Result<()> {
+    use crate::fidelity::{check_pfpm, check_smap, check_wmap};
     let t = Terrain::load(file)?;
     let e = height_evaluator(&t, args, Some(file))?;
     let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
-    let pimp = check_pimp(&t, &e, &surface, surface_args.normals, pimp_samples, cells * 4, seed);
+    let pimp = crate::fidelity::pimp_predictions(&t, &e, &surface, surface_args.normals, pimp_samples, cells * 4, seed).map(|p| crate::fidelity::pimp_report(&p));
     let pfpm = check_pfpm(&t, &e, cells, seed);
     let near = crate::fidelity::near_roads(&t, 0.0);
     let pfpm_roads = crate::fidelity::check_pfpm_where(&t, &e, cells, seed, &near);
@@ -241,6 +248,47 @@ fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs,
         }
         None => writeln!(out, "  SMAP rough    (no baked maps)")?,
     }
+    Ok(())
+}
+
+/// `trnbake fidelity --explain`: the PIMP check (cells × 4 cells, as `fidelity`) with every
+/// miss traced to its rules, written to OUT/misses.csv and OUT/misses.png.
+fn fidelity_explain(file: &Path, cells: usize, seed: u64, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: crate::fidelity::PimpSampling, out_dir: &Path) -> Result<()> {
+    let t = Terrain::load(file)?;
+    let e = height_evaluator(&t, args, Some(file))?;
+    let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
+    let Some(ex) = crate::fidelity::explain_pimp(&t, &e, &surface, surface_args.normals, pimp_samples, cells * 4, seed) else {
+        anyhow::bail!("{}: no PIMP flora map (only 0015 files carry one)", file.display());
+    };
+    std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let csv = out_dir.join("misses.csv");
+    crate::fsutil::write_atomic(&csv, crate::fidelity::explain_csv(&ex).as_bytes()).with_context(|| format!("writing {}", csv.display()))?;
+    let png = out_dir.join("misses.png");
+    let (w, h, rgb) = crate::fidelity::explain_picture(&t, &ex);
+    crate::surface::maps::write_png8(&png, w, h, 3, &rgb).with_context(|| format!("writing {}", png.display()))?;
+    let r = &ex.report;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", file.display())?;
+    writeln!(out, "  PIMP flora    {}/{} flora cells hold the most likely collidable family ({:.2} %)", r.agree, r.flora_cells, 100.0 * r.rate())?;
+    let none = ex.misses.iter().filter(|m| m.cell.family == 0).count();
+    writeln!(out, "  misses        {} ({} predicted none, {} another family)", ex.misses.len(), none, ex.misses.len() - none)?;
+    // The causes, most common first.
+    let mut causes: Vec<(String, usize)> = Vec::new();
+    for m in &ex.misses {
+        let key = format!("family {} → {}: {}", m.cell.truth, m.cell.family, m.reason);
+        match causes.iter_mut().find(|c| c.0 == key) {
+            Some(c) => c.1 += 1,
+            None => causes.push((key, 1)),
+        }
+    }
+    causes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    for (k, n) in causes.iter().take(25) {
+        writeln!(out, "    {n:>5}  {k}")?;
+    }
+    if causes.len() > 25 {
+        writeln!(out, "    … {} more causes in {}", causes.len() - 25, csv.display())?;
+    }
+    writeln!(out, "  wrote {} and {}", csv.display(), png.display())?;
     Ok(())
 }
 

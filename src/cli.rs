@@ -85,6 +85,20 @@ pub enum Command {
         /// in its cell (4: best agreement and calibration, README Surface maps).
         #[arg(long, default_value_t = 4)]
         pimp_samples: u32,
+        /// PIMP: grow each sampled cell by this many metres on each side (an object placed
+        /// from a neighbouring flora tile, within the header's tile border; swg-trn §2.2 [?]).
+        #[arg(long, default_value_t = 0.0)]
+        pimp_reach: f32,
+        /// Trace every missed PIMP flora cell to its rules and write OUT/misses.csv (per
+        /// missed cell: the baked chances, SOE's family, and each rule that added, removed or
+        /// blocked either family, with its layer path, filters, inputs and weights) and
+        /// OUT/misses.png (hits green, misses red, "predicted none" blue). Runs the PIMP
+        /// check only.
+        #[arg(long)]
+        explain: bool,
+        /// Output folder of --explain.
+        #[arg(long, short, default_value = "explain", requires = "explain")]
+        out: PathBuf,
     },
     /// Bake a height grid (GPU or CPU) into OUTDIR/height.tif, height.png and manifest.json
     /// (more formats, engine presets and tiles with --format, --preset, --tiles).
@@ -308,6 +322,29 @@ pub struct SurfaceArgs {
     /// The FDIR convention (swg-trn §5.5 [?]): zero, one or aspect (downhill bearing in degrees).
     #[arg(long, value_enum, default_value_t = crate::surface::DirectionFilter::Zero)]
     pub fdir: crate::surface::DirectionFilter,
+    /// How the surface passes walk the tree (swg-trn §5.9 [?]): one walk of every affector
+    /// in tree order where FHGT and FSHD read the height and shader built so far (tree; best
+    /// PIMP agreement on every planet, README), or separate passes on the final height and
+    /// shader (separate). tree-height / tree-shader apply the reading to one filter only
+    /// (CPU only).
+    #[arg(long, value_enum, default_value_t = crate::surface::SurfaceWalk::Tree)]
+    pub surface_walk: crate::surface::SurfaceWalk,
+    /// FSLP with minAngle 0 (swg-trn §5.5 [?]): exclude (strict interval: a flat post gets 0)
+    /// or include (no upper end). CPU only.
+    #[arg(long, value_enum, default_value_t = crate::surface::SlopeFlat::Exclude)]
+    pub slope_flat: crate::surface::SlopeFlat,
+    /// How a flora add uses the layer amount T (swg-trn §5.9 [?]): any (T > 0 pushes the
+    /// full density) or scale (density × T). CPU only.
+    #[arg(long, value_enum, default_value_t = crate::surface::FloraAmount::Any)]
+    pub flora_amount: crate::surface::FloraAmount,
+    /// What a (0,0) flora affector does (swg-trn §5.9 [?]): remove-family, ignore or
+    /// remove-all. CPU only.
+    #[arg(long, value_enum, default_value_t = crate::surface::FloraZero::RemoveFamily)]
+    pub flora_zero: crate::surface::FloraZero,
+    /// What a flora affector with both flags (add, remove-all) does (swg-trn §5.9 [?]):
+    /// clear the stack, or replace it with its family. CPU only.
+    #[arg(long, value_enum, default_value_t = crate::surface::FloraBoth::Clear)]
+    pub flora_both: crate::surface::FloraBoth,
     /// Normals for the slope filter: faces (averaged triangle normals) or central differences.
     #[arg(long, value_enum, default_value_t = crate::surface::normals::NormalMethod::Faces)]
     pub normals: crate::surface::normals::NormalMethod,
@@ -315,7 +352,15 @@ pub struct SurfaceArgs {
 
 impl SurfaceArgs {
     pub fn options(&self) -> crate::surface::SurfaceOptions {
-        crate::surface::SurfaceOptions { feather_clamp: self.feather_clamp, direction: self.fdir }
+        crate::surface::SurfaceOptions {
+            feather_clamp: self.feather_clamp,
+            direction: self.fdir,
+            walk: self.surface_walk,
+            slope_flat: self.slope_flat,
+            flora_amount: self.flora_amount,
+            flora_zero: self.flora_zero,
+            flora_both: self.flora_both,
+        }
     }
 }
 

@@ -389,6 +389,81 @@ impl PimpReport {
     }
 }
 
+/// Where a PIMP cell is sampled: `per_side`² positions (1 = the centre) over the cell grown
+/// by `reach` metres on each side (0 = the cell; the header's collidable tile border lets an
+/// object stray that far, swg-trn §2.2 [?]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PimpSampling {
+    pub per_side: u32,
+    pub reach: f32,
+}
+
+/// The sample posts of PIMP cell (col, row) with their ground. The object lies somewhere in
+/// its cell (swg-trn §2.6): the cell is sampled at the centres of `per_side`² equal
+/// sub-squares (1 = the cell centre), each snapped to the pole grid where heights and normals
+/// are defined (normals from the 3×3 posts at the pole spacing).
+pub fn pimp_cell_posts(
+    t: &Terrain,
+    heights: &HeightEvaluator,
+    normals: crate::surface::normals::NormalMethod,
+    sampling: PimpSampling,
+    col: u32,
+    row: u32,
+) -> Vec<(f32, f32, crate::surface::Ground)> {
+    let PimpSampling { per_side, reach } = sampling;
+    let w = t.flora_map.as_ref().map_or(1, |p| p.control.width.max(1));
+    let cell = t.header.map_width / w as f32;
+    let half = t.header.map_width * 0.5;
+    let pole = t.header.pole_spacing();
+    let per_side = per_side.max(1);
+    let mut out = Vec::with_capacity((per_side * per_side) as usize);
+    for j in 0..per_side {
+        for i in 0..per_side {
+            // The sampled square: the cell grown by `reach` on each side.
+            let side = cell + 2.0 * reach;
+            let x = -half + col as f32 * cell - reach + (i as f32 + 0.5) / per_side as f32 * side;
+            let z = -half + row as f32 * cell - reach + (j as f32 + 0.5) / per_side as f32 * side;
+            let (gx, gz) = (((x + half) / pole).round() as i64, ((z + half) / pole).round() as i64);
+            let (x, z) = (-half + gx as f32 * pole, -half + gz as f32 * pole);
+            let mut h = [[0.0f32; 3]; 3];
+            for (dz, hrow) in h.iter_mut().enumerate() {
+                for (dx, v) in hrow.iter_mut().enumerate() {
+                    *v = heights.height_at(x + (dx as f32 - 1.0) * pole, z + (dz as f32 - 1.0) * pole);
+                }
+            }
+            let normal = crate::surface::normals::post_normal(normals, &h, pole, gx, gz);
+            out.push((x, z, crate::surface::Ground { height: h[1][1], normal }));
+        }
+    }
+    out
+}
+
+/// A cell's chance of each collidable family: the mean over its sample posts of the
+/// per-post probabilities (swg-trn §5.9 stack reading), sorted by family id.
+pub fn pimp_cell_chances(_t: &Terrain, surface: &crate::surface::SurfaceEvaluator, posts: &[(f32, f32, crate::surface::Ground)]) -> Vec<(i32, f32)> {
+    let mut mean: Vec<(i32, f32)> = Vec::new();
+    for &(x, z, ground) in posts {
+        for (family, p) in surface.at(x, z, ground).flora[0].probabilities() {
+            match mean.iter_mut().find(|e| e.0 == family) {
+                Some(e) => e.1 += p,
+                None => mean.push((family, p)),
+            }
+        }
+    }
+    let n = posts.len().max(1) as f32;
+    for e in &mut mean {
+        e.1 /= n;
+    }
+    mean.sort_by_key(|e| e.0);
+    mean
+}
+
+/// The most likely family of sorted chances and its probability; (0, 0) for none. Ties go
+/// to the lower id.
+pub fn most_likely(chances: &[(i32, f32)]) -> (i32, f32) {
+    chances.iter().fold((0, 0.0f32), |best, e| if e.1 > best.1 { *e } else { best })
+}
+
 /// Evaluate `n` random cells of the PIMP grid (seeded) with the surface passes over the
 /// height pass (normals from the 3×3 posts at the pole spacing around each sample).
 /// `None` when the file has no PIMP.
@@ -401,57 +476,59 @@ pub fn check_pimp(
     n: usize,
     seed: u64,
 ) -> Option<PimpReport> {
+    Some(pimp_report(&pimp_predictions(t, heights, surface, normals, PimpSampling { per_side, reach: 0.0 }, n, seed)?))
+}
+
+/// One evaluated PIMP cell: the baked chances, the most likely family and PIMP's family.
+#[derive(Clone, Debug, Serialize)]
+pub struct CellPrediction {
+    pub col: u32,
+    pub row: u32,
+    /// Each family's chance (mean over the cell's sample posts), sorted by id.
+    pub chances: Vec<(i32, f32)>,
+    /// The most likely family (0 = none) and its chance.
+    pub family: i32,
+    pub p: f32,
+    /// The family the original tool placed (0 = none).
+    pub truth: i32,
+}
+
+/// The predictions behind [`check_pimp`]: `n` random cells (seeded), `None` without PIMP.
+pub fn pimp_predictions(
+    t: &Terrain,
+    heights: &HeightEvaluator,
+    surface: &crate::surface::SurfaceEvaluator,
+    normals: crate::surface::normals::NormalMethod,
+    sampling: PimpSampling,
+    n: usize,
+    seed: u64,
+) -> Option<Vec<CellPrediction>> {
     use rayon::prelude::*;
     let pimp = t.flora_map.as_ref()?;
     let (w, hgt) = (pimp.control.width, pimp.control.height);
     if w == 0 || hgt == 0 {
         return None;
     }
-    let cell = t.header.map_width / w as f32;
-    let half = t.header.map_width * 0.5;
-    let pole = t.header.pole_spacing();
     let mut pick = CellPicker::new(seed);
     let cells: Vec<(u32, u32)> = (0..n).map(|_| (pick.below(u64::from(w)) as u32, pick.below(u64::from(hgt)) as u32)).collect();
-    // The object lies somewhere in its cell (swg-trn §2.6): the cell's chance of a family is
-    // the mean of the per-post probabilities over a `per_side`² sample of positions in it
-    // (centres of equal sub-squares; 1 = the cell centre).
-    let per_side = per_side.max(1);
-    let predictions: Vec<(i32, f32, i32)> = cells
-        .par_iter()
-        .map(|&(col, row)| {
-            let mut mean: Vec<(i32, f32)> = Vec::new();
-            for j in 0..per_side {
-                for i in 0..per_side {
-                    let x = -half + (col as f32 + (i as f32 + 0.5) / per_side as f32) * cell;
-                    let z = -half + (row as f32 + (j as f32 + 0.5) / per_side as f32) * cell;
-                    // Snap to the pole grid, where normals and heights are defined.
-                    let (gx, gz) = (((x + half) / pole).round() as i64, ((z + half) / pole).round() as i64);
-                    let (x, z) = (-half + gx as f32 * pole, -half + gz as f32 * pole);
-                    let mut h = [[0.0f32; 3]; 3];
-                    for (dz, hrow) in h.iter_mut().enumerate() {
-                        for (dx, v) in hrow.iter_mut().enumerate() {
-                            *v = heights.height_at(x + (dx as f32 - 1.0) * pole, z + (dz as f32 - 1.0) * pole);
-                        }
-                    }
-                    let normal = crate::surface::normals::post_normal(normals, &h, pole, gx, gz);
-                    let ground = crate::surface::Ground { height: h[1][1], normal };
-                    for (family, p) in surface.at(x, z, ground).flora[0].probabilities() {
-                        match mean.iter_mut().find(|e| e.0 == family) {
-                            Some(e) => e.1 += p,
-                            None => mean.push((family, p)),
-                        }
-                    }
-                }
-            }
-            let n = (per_side * per_side) as f32;
-            mean.sort_by_key(|e| e.0);
-            let (family, p) = mean.iter().fold((0, 0.0f32), |best, e| if e.1 > best.1 { *e } else { best });
-            (family, p / n, pimp.get(col, row).unwrap_or(0))
-        })
-        .collect();
+    Some(
+        cells
+            .par_iter()
+            .map(|&(col, row)| {
+                let chances = pimp_cell_chances(t, surface, &pimp_cell_posts(t, heights, normals, sampling, col, row));
+                let (family, p) = most_likely(&chances);
+                CellPrediction { col, row, chances, family, p, truth: pimp.get(col, row).unwrap_or(0) }
+            })
+            .collect(),
+    )
+}
+
+/// Agreement and calibration of a set of predictions (swg-trn §5.9).
+pub fn pimp_report(predictions: &[CellPrediction]) -> PimpReport {
+    let cells = predictions;
     let mut report = PimpReport { cells: cells.len(), flora_cells: 0, agree: 0, empty_cells: 0, empty_agree: 0, calibration: Vec::new() };
     let mut bins = vec![(0usize, 0.0f64, 0usize); 10];
-    for &(family, p, truth) in &predictions {
+    for &CellPrediction { family, p, truth, .. } in predictions {
         if truth != 0 {
             report.flora_cells += 1;
             report.agree += usize::from(family == truth);
@@ -478,5 +555,333 @@ pub fn check_pimp(
             observed: b.2 as f64 / b.0 as f64,
         })
         .collect();
-    Some(report)
+    report
+}
+
+/// One rule on the way to a missed PIMP cell's flora (`trnbake fidelity --explain`),
+/// aggregated over the cell's sample posts.
+#[derive(Clone, Debug, Serialize)]
+pub struct MissRule {
+    /// What the rule does to the two families: `adds soe`, `adds predicted`, `removes soe`,
+    /// `removes predicted` (a (0,0) affector, swg-trn §5.9) or `removes all`.
+    pub role: &'static str,
+    pub family: i32,
+    /// The density the add pushes (override or the family's).
+    pub density: f32,
+    /// The layer's path in the tree and the affector's tag and name.
+    pub layer: String,
+    pub affector: String,
+    /// `b` / `f` where the layer inverts its boundaries / filters.
+    pub inverted: String,
+    pub samples: usize,
+    /// Sample posts where the affector acted, and its mean amount T there.
+    pub fired: usize,
+    pub mean_t: f32,
+    /// Where it did not act: the most common first stop on the way down the tree (layer
+    /// path, then `boundaries` or the filter with weight 0 and its input), with its count.
+    pub blocked_by: String,
+    /// The layer's own filters: tag, name, parameters, input (mean, range) and weight.
+    pub filters: String,
+}
+
+/// A missed flora cell: PIMP holds a family and the most likely family differs.
+#[derive(Clone, Debug, Serialize)]
+pub struct PimpMiss {
+    pub cell: CellPrediction,
+    /// The cell centre (world metres).
+    pub x: f32,
+    pub z: f32,
+    /// One-line cause: which rule added, blocked or removed SOE's family.
+    pub reason: String,
+    pub rules: Vec<MissRule>,
+}
+
+/// `trnbake fidelity --explain`: the PIMP check with every miss traced to its rules.
+#[derive(Clone, Debug, Serialize)]
+pub struct PimpExplain {
+    pub report: PimpReport,
+    pub predictions: Vec<CellPrediction>,
+    pub misses: Vec<PimpMiss>,
+}
+
+/// The input a filter reads at a post (before its interval and feather): height (m), slope
+/// (degrees), fractal value × scaleY, the shader family, the aspect (degrees); NaN for FBIT
+/// (its weight says it all).
+fn filter_input(plan: &crate::plan::BakePlan, f: &crate::plan::FilterRecord, ground: &crate::surface::Ground, shader: i32, x: f32, z: f32) -> f32 {
+    use crate::plan::{FILTER_DIRECTION, FILTER_FRACTAL, FILTER_HEIGHT, FILTER_SHADER, FILTER_SLOPE};
+    match f.kind {
+        FILTER_HEIGHT => ground.height,
+        FILTER_SLOPE => ground.normal[1].clamp(-1.0, 1.0).acos().to_degrees(),
+        FILTER_FRACTAL => plan.fractals.get(f.family as usize).map_or(f32::NAN, |fr| fr.value(x, z) * f.value),
+        FILTER_SHADER => shader as f32,
+        FILTER_DIRECTION => ground.normal[0].atan2(ground.normal[2]).to_degrees(),
+        _ => f32::NAN,
+    }
+}
+
+/// A filter's parameters as the file states them (FSLP back in degrees).
+fn filter_params(f: &crate::plan::FilterRecord) -> String {
+    use crate::plan::{FILTER_SHADER, FILTER_SLOPE};
+    match f.kind {
+        FILTER_SHADER => format!("family {}", f.family),
+        FILTER_SLOPE => {
+            let deg = |c: f32| c.clamp(-1.0, 1.0).acos().to_degrees();
+            format!("[{:.1}°, {:.1}°] feather {} {:.2}", deg(f.high), deg(f.low), f.feather_type, f.feather_amount)
+        }
+        _ => format!("[{}, {}] feather {} {:.2}", f.low, f.high, f.feather_type, f.feather_amount),
+    }
+}
+
+/// Run the PIMP check like [`check_pimp`] and trace every miss (swg-trn §5.9): for each
+/// collidable-flora affector over the cell that adds or removes SOE's or the predicted family,
+/// or removes all and acted, where it acted and what stopped it elsewhere.
+#[allow(clippy::too_many_arguments)]
+pub fn explain_pimp(
+    t: &Terrain,
+    heights: &HeightEvaluator,
+    surface: &crate::surface::SurfaceEvaluator,
+    normals: crate::surface::normals::NormalMethod,
+    sampling: PimpSampling,
+    n: usize,
+    seed: u64,
+) -> Option<PimpExplain> {
+    use crate::plan::{AFFECTOR_FLORA_BASE, FLORA_ADD, FLORA_REMOVE_ALL, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS};
+    use crate::surface::explain::{affector_layers, layer_parents, PostTrace};
+    use rayon::prelude::*;
+    let predictions = pimp_predictions(t, heights, surface, normals, sampling, n, seed)?;
+    let report = pimp_report(&predictions);
+    let plan = surface.traced_plan();
+    let parents = layer_parents(plan);
+    let owners = affector_layers(plan);
+    let w = t.flora_map.as_ref().map_or(1, |p| p.control.width.max(1));
+    let cell = t.header.map_width / w as f32;
+    let half = t.header.map_width * 0.5;
+    let name = |v: &[String], i: usize| v.get(i).cloned().unwrap_or_default();
+    // The first stop on the way from the top of the tree down to layer `li` at one post.
+    let culprit = |trace: &PostTrace, li: usize, post: &(f32, f32, crate::surface::Ground)| -> Option<String> {
+        let mut chain = vec![li];
+        while let Some(p) = parents[*chain.last().unwrap()] {
+            chain.push(p);
+        }
+        for &a in chain.iter().rev() {
+            let path = name(&plan.names.layers, a);
+            let Some(v) = &trace.visits[a] else { return Some(format!("{path}: not reached")) };
+            match v.amount {
+                None => return Some(format!("{path}: boundaries")),
+                Some(x) if x <= 0.0 => {
+                    return Some(match v.filters.iter().find(|f| f.1 <= 0.0) {
+                        Some(&(fi, _)) => {
+                            let f = &plan.filters[fi];
+                            let input = filter_input(plan, f, &post.2, trace.result.shader.family, post.0, post.1);
+                            format!("{path}: {} {} input {input:.2}", name(&plan.names.filters, fi), filter_params(f))
+                        }
+                        None => format!("{path}: inverted filters"),
+                    })
+                }
+                _ => {}
+            }
+        }
+        None
+    };
+    let missed: Vec<&CellPrediction> = predictions.iter().filter(|c| c.truth != 0 && c.family != c.truth).collect();
+    let misses: Vec<PimpMiss> = missed
+        .par_iter()
+        .map(|c| {
+            let posts = pimp_cell_posts(t, heights, normals, sampling, c.col, c.row);
+            let traces: Vec<PostTrace> = posts.iter().map(|&(x, z, g)| surface.trace_at(x, z, g)).collect();
+            let (x0, z0) = (-half + c.col as f32 * cell, -half + c.row as f32 * cell);
+            let area = [x0, z0, x0 + cell, z0 + cell];
+            let meets = |b: [f32; 4]| !(b[0] > area[2] || b[2] < area[0] || b[1] > area[3] || b[3] < area[1]);
+            let mut rules = Vec::new();
+            for (ai, a) in plan.affectors.iter().enumerate() {
+                if a.kind != AFFECTOR_FLORA_BASE {
+                    continue;
+                }
+                let li = owners[ai];
+                let family = a.index as i32;
+                let fired: Vec<f32> = traces.iter().filter_map(|tr| tr.fired.iter().find(|e| e.0 == ai).map(|e| e.1)).collect();
+                let role = if a.operation & FLORA_REMOVE_ALL != 0 {
+                    if fired.is_empty() {
+                        continue;
+                    }
+                    "removes all"
+                } else if family == c.truth || (family == c.family && c.family != 0) {
+                    if !meets(plan.layers[li].bounds) {
+                        continue;
+                    }
+                    match (a.operation & FLORA_ADD != 0, family == c.truth) {
+                        (true, true) => "adds soe",
+                        (true, false) => "adds predicted",
+                        (false, true) => "removes soe",
+                        (false, false) => "removes predicted",
+                    }
+                } else {
+                    continue;
+                };
+                // The most common first stop where it did not act.
+                let mut stops: Vec<(String, usize)> = Vec::new();
+                for (tr, post) in traces.iter().zip(&posts) {
+                    if tr.fired.iter().any(|e| e.0 == ai) {
+                        continue;
+                    }
+                    let s = culprit(tr, li, post).unwrap_or_else(|| "?".into());
+                    match stops.iter_mut().find(|e| e.0 == s) {
+                        Some(e) => e.1 += 1,
+                        None => stops.push((s, 1)),
+                    }
+                }
+                stops.sort_by_key(|e| std::cmp::Reverse(e.1));
+                let blocked_by = stops.first().map_or(String::new(), |(s, k)| format!("{s} ({k}/{})", posts.len()));
+                let l = &plan.layers[li];
+                let mut filters = Vec::new();
+                for fi in l.filter_start as usize..(l.filter_start + l.filter_count) as usize {
+                    let f = &plan.filters[fi];
+                    let mut inputs = Vec::new();
+                    let mut weights = Vec::new();
+                    for (tr, post) in traces.iter().zip(&posts) {
+                        if let Some(Some(v)) = tr.visits.get(li) {
+                            if let Some(&(_, w)) = v.filters.iter().find(|e| e.0 == fi) {
+                                weights.push(w);
+                                inputs.push(filter_input(plan, f, &post.2, tr.result.shader.family, post.0, post.1));
+                            }
+                        }
+                    }
+                    let label = format!("{} {}", name(&plan.names.filters, fi), filter_params(f));
+                    if weights.is_empty() {
+                        filters.push(format!("{label}: not evaluated"));
+                        continue;
+                    }
+                    let mean_w = weights.iter().sum::<f32>() / weights.len() as f32;
+                    let input = if f.kind == crate::plan::FILTER_SHADER {
+                        let mut ids: Vec<i32> = inputs.iter().map(|&v| v as i32).collect();
+                        ids.sort_unstable();
+                        ids.dedup();
+                        format!("shader {ids:?}")
+                    } else if inputs.iter().all(|v| v.is_nan()) {
+                        String::new()
+                    } else {
+                        let (lo, hi) = min_max(&inputs);
+                        format!("input {:.2} [{lo:.2}, {hi:.2}]", inputs.iter().sum::<f32>() / inputs.len() as f32)
+                    };
+                    filters.push(format!("{label}: {input} weight {mean_w:.2} over {} posts", weights.len()));
+                }
+                let inverted = format!(
+                    "{}{}",
+                    if l.flags & LAYER_INVERT_BOUNDARIES != 0 { "b" } else { "" },
+                    if l.flags & LAYER_INVERT_FILTERS != 0 { "f" } else { "" }
+                );
+                rules.push(MissRule {
+                    role,
+                    family,
+                    density: a.value,
+                    layer: name(&plan.names.layers, li),
+                    affector: name(&plan.names.affectors, ai),
+                    inverted,
+                    samples: posts.len(),
+                    fired: fired.len(),
+                    mean_t: if fired.is_empty() { 0.0 } else { fired.iter().sum::<f32>() / fired.len() as f32 },
+                    blocked_by,
+                    filters: filters.join("; "),
+                });
+            }
+            let reason = miss_reason(c, &rules);
+            PimpMiss { cell: (*c).clone(), x: x0 + cell * 0.5, z: z0 + cell * 0.5, reason, rules }
+        })
+        .collect();
+    Some(PimpExplain { report, predictions, misses })
+}
+
+/// The one-line cause of a miss from its rules: SOE's family never added over the cell,
+/// blocked (by which stop), removed afterwards, or outranked by the predicted family's add.
+fn miss_reason(c: &CellPrediction, rules: &[MissRule]) -> String {
+    let soe_adds: Vec<&MissRule> = rules.iter().filter(|r| r.role == "adds soe").collect();
+    if soe_adds.is_empty() {
+        return format!("no collidable add of family {} over the cell", c.truth);
+    }
+    if let Some(best) = soe_adds.iter().filter(|r| r.fired > 0).max_by_key(|r| r.fired) {
+        if c.family != 0 {
+            let by = rules.iter().filter(|r| r.role == "adds predicted" && r.fired > 0).max_by_key(|r| r.fired);
+            return match by {
+                Some(p) => format!("outranked by {} {} (density {}) over {} (density {})", p.layer, p.affector, p.density, best.layer, best.density),
+                None => format!("outranked (family {}) over {}", c.family, best.layer),
+            };
+        }
+        if let Some(r) = rules.iter().rev().find(|r| (r.role == "removes all" || r.role == "removes soe") && r.fired > 0) {
+            return format!("removed by {} {}", r.layer, r.affector);
+        }
+        return format!("added by {} at density {} but below the cut", best.layer, best.density);
+    }
+    // No add of SOE's family acted: the stop of the newest add that a filter (not its
+    // boundaries, i.e. not merely an area next to the cell) stopped, else the newest.
+    let by_filter = soe_adds.iter().rev().find(|r| !r.blocked_by.contains(": boundaries ("));
+    let stop = by_filter.or(soe_adds.last()).map_or("", |r| r.blocked_by.as_str());
+    // Without the per-cell input and count, so that causes group.
+    let stop = stop.rsplit_once(" (").map_or(stop, |s| s.0);
+    let stop = stop.split(" input ").next().unwrap_or(stop);
+    format!("blocked: {stop}")
+}
+
+/// `misses.csv` of [`PimpExplain`]: one line per (missed cell, rule), cells in sample order.
+pub fn explain_csv(ex: &PimpExplain) -> String {
+    fn q(s: &str) -> String {
+        if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+    }
+    let mut out = String::from("col,row,x,z,soe_family,predicted_family,p_predicted,p_soe,chances,reason,role,family,density,layer,affector,inverted,fired,samples,mean_t,blocked_by,filters\n");
+    for m in &ex.misses {
+        let c = &m.cell;
+        let p_soe = c.chances.iter().find(|e| e.0 == c.truth).map_or(0.0, |e| e.1);
+        let chances: Vec<String> = c.chances.iter().map(|(f, p)| format!("{f}:{p:.3}")).collect();
+        let head = format!("{},{},{},{},{},{},{:.3},{:.3},{},{}", c.col, c.row, m.x, m.z, c.truth, c.family, c.p, p_soe, q(&chances.join(" ")), q(&m.reason));
+        if m.rules.is_empty() {
+            out.push_str(&format!("{head},none,,,,,,,,,,\n"));
+        }
+        for r in &m.rules {
+            out.push_str(&format!(
+                "{head},{},{},{},{},{},{},{},{},{:.3},{},{}\n",
+                r.role,
+                r.family,
+                r.density,
+                q(&r.layer),
+                q(&r.affector),
+                r.inverted,
+                r.fired,
+                r.samples,
+                r.mean_t,
+                q(&r.blocked_by),
+                q(&r.filters)
+            ));
+        }
+    }
+    out
+}
+
+/// `misses.png` of [`PimpExplain`]: the PIMP grid (row 0 south) as RGB, each evaluated cell
+/// a dot — hits green, misses (another family) red, "predicted none" blue, and, dim yellow,
+/// empty cells where a family was predicted. Returns (width, height, rgb), south row first.
+pub fn explain_picture(t: &Terrain, ex: &PimpExplain) -> (u32, u32, Vec<u8>) {
+    let (w, h) = t.flora_map.as_ref().map_or((1, 1), |p| (p.control.width.max(1), p.control.height.max(1)));
+    // At most 1024 pixels a side; a dot of 3×3 pixels per cell so sparse samples show.
+    let scale = (1024.0 / w.max(h) as f32).min(1.0);
+    let (pw, ph) = (((w as f32 * scale) as u32).max(1), ((h as f32 * scale) as u32).max(1));
+    let mut img = vec![24u8; pw as usize * ph as usize * 3];
+    for c in &ex.predictions {
+        let colour = match (c.truth, c.family) {
+            (0, 0) => continue,
+            (0, _) => [90, 90, 20],
+            (a, b) if a == b => [40, 200, 60],
+            (_, 0) => [60, 120, 255],
+            _ => [235, 50, 50],
+        };
+        let (cx, cy) = ((c.col as f32 * scale) as i64, (c.row as f32 * scale) as i64);
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                let (x, y) = (cx + dx, cy + dy);
+                if x >= 0 && y >= 0 && x < i64::from(pw) && y < i64::from(ph) {
+                    let i = (y as usize * pw as usize + x as usize) * 3;
+                    img[i..i + 3].copy_from_slice(&colour);
+                }
+            }
+        }
+    }
+    (pw, ph, img)
 }

@@ -145,6 +145,10 @@ pub enum Pass {
     /// The later pass alone (flora, environment, colour, exclude, passable and the shader
     /// parts of roads, rivers and ribbons: §5.2 step 4).
     Later,
+    /// Every affector of every pass in one walk, in tree order (the `--surface-walk tree`
+    /// readings of swg-trn §5.9 [?]): height affectors (roads' height parts only with
+    /// `roads`), then as `Surface`.
+    All,
 }
 
 /// Keep in sync with `AffectorRecord` in kernels/records.wgsl.
@@ -278,6 +282,24 @@ pub struct BakePlan {
     pub half_width: f32,
     /// Warnings met while planning (missing bitmaps in zero mode, unknown operations).
     pub warnings: Vec<String>,
+    /// Where each record came from in the file, for explanations (`trnbake fidelity --explain`).
+    pub names: PlanNames,
+}
+
+/// The file names of a plan's records, parallel to `layers`, `filters` and `affectors`:
+/// a layer's path in the tree (`top/child/grandchild`), a rule's tag and editor name
+/// (`FHGT "height band"`).
+#[derive(Clone, Debug, Default)]
+pub struct PlanNames {
+    pub layers: Vec<String>,
+    pub filters: Vec<String>,
+    pub affectors: Vec<String>,
+}
+
+/// A rule's tag and its editor name, as [`PlanNames`] holds them.
+pub fn rule_label(rule: &crate::swg::rules::Rule) -> String {
+    let (tag, _) = rule.kind.tag_and_version();
+    format!("{} \"{}\"", String::from_utf8_lossy(tag), rule.name)
 }
 
 /// One entry of a tile's layer list: a layer, its boundaries that can touch the tile, and
@@ -327,6 +349,7 @@ fn is_pass_affector(kind: &RuleKind, pass: Pass, opts: &HeightOptions) -> bool {
     match (pass, kind) {
         (Pass::Height, RuleKind::HeightConstant(_) | RuleKind::HeightFractal(_) | RuleKind::HeightTerrace(_)) => true,
         (Pass::Height, RuleKind::Road(_) | RuleKind::River(_)) => opts.roads,
+        (Pass::All, _) => is_pass_affector(kind, Pass::Height, opts) || is_pass_affector(kind, Pass::Surface, opts),
         (Pass::Surface | Pass::Shader, RuleKind::ShaderConstant(_) | RuleKind::ShaderReplace(_)) => true,
         (
             Pass::Surface | Pass::Later,
@@ -361,6 +384,8 @@ struct Builder<'a> {
     plan: BakePlan,
     fractal_index: HashMap<i32, u32>,
     bitmap_index: HashMap<i32, u32>,
+    /// Names of the open layers, for `BakePlan::names`.
+    path: Vec<String>,
 }
 
 impl BakePlan {
@@ -385,6 +410,7 @@ impl BakePlan {
             plan: BakePlan { half_width: terrain.header.map_width * 0.5, ..Default::default() },
             fractal_index: HashMap::new(),
             bitmap_index: HashMap::new(),
+            path: Vec::new(),
         };
         for item in &terrain.generator.layers {
             if let LayerItem::Layer(l) = item {
@@ -447,6 +473,8 @@ impl Builder<'_> {
         }
         let index = self.plan.layers.len();
         self.plan.layers.push(LayerRecord::default());
+        self.path.push(layer.name.clone());
+        self.plan.names.layers.push(self.path.join("/"));
         let mut rec = LayerRecord {
             depth: depth as u32,
             boundary_start: self.plan.boundaries.len() as u32,
@@ -477,13 +505,27 @@ impl Builder<'_> {
                             rec.flags |= LAYER_NEEDS_EXTENT;
                         }
                         self.plan.filters.push(f);
+                        self.plan.names.filters.push(rule_label(rule));
                         rec.filter_count += 1;
                     }
                     RuleCategory::Affector => {
                         if is_pass_affector(&rule.kind, self.pass, self.opts) {
-                            let a = self.affector(&rule.kind, &layer.name)?;
-                            self.plan.affectors.push(a);
-                            rec.affector_count += 1;
+                            let road = matches!(rule.kind, RuleKind::Road(_) | RuleKind::River(_));
+                            // One walk of every pass: a road's height part (when roads are on)
+                            // and its shader part.
+                            // In the surface passes a road or river is its shader part (swg-trn
+                            // §5.12 step 5); `affector` would give its height part, which the
+                            // later pass ignores.
+                            let records = match (self.pass, road) {
+                                (Pass::All, true) if self.opts.roads => vec![self.affector(&rule.kind, &layer.name)?, self.surface_affector(&rule.kind, &layer.name)?],
+                                (Pass::Height, _) | (_, false) => vec![self.affector(&rule.kind, &layer.name)?],
+                                (_, true) => vec![self.surface_affector(&rule.kind, &layer.name)?],
+                            };
+                            for a in records {
+                                self.plan.affectors.push(a);
+                                self.plan.names.affectors.push(rule_label(rule));
+                                rec.affector_count += 1;
+                            }
                         }
                     }
                 }
@@ -503,6 +545,7 @@ impl Builder<'_> {
         }
         rec.subtree_end = self.plan.layers.len() as u32;
         self.plan.layers[index] = rec;
+        self.path.pop();
         Ok(())
     }
 
@@ -759,7 +802,8 @@ impl Builder<'_> {
                 };
                 a.kind = AFFECTOR_FLORA_BASE + class;
                 a.index = f.family_id as u32;
-                a.operation = if f.remove_all.get() { FLORA_REMOVE_ALL } else if f.add.get() { FLORA_ADD } else { 0 };
+                // Both flags are kept (remove-all acts first; `--flora-both` reads the add).
+                a.operation = if f.remove_all.get() { FLORA_REMOVE_ALL } else { 0 } | if f.add.get() { FLORA_ADD } else { 0 };
                 let family_density = if class < 2 {
                     g.flora_families.families().iter().find(|x| x.id == f.family_id).map(|x| x.density)
                 } else {

@@ -223,7 +223,11 @@ fn surface_params_layout() {
             feather_clamp,
             direction,
             normal_method,
-            keep_zero
+            walk,
+            keep_zero,
+            pad0,
+            pad1,
+            pad2
         ]
     );
     // The plan records of the surface module are the height module's (one records.wgsl).

@@ -25,6 +25,20 @@ pub trait PassState {
     fn filter_value(&self, plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], x: f32, z: f32) -> f32;
     /// Apply affector `a` with amount `t` > 0.
     fn apply(&mut self, plan: &BakePlan, a: &AffectorRecord, t: f32, x: f32, z: f32);
+    /// Tracing hooks for explanations (`trnbake fidelity --explain`); no-ops by default,
+    /// so the passes compile them away. Layer `layer` (index into `plan.layers`) was reached
+    /// with boundary amount `boundary` (after inversion).
+    #[inline]
+    fn trace_layer(&mut self, _layer: usize, _boundary: f32) {}
+    /// Filter `filter` (index into `plan.filters`) gave `weight` after its feather function.
+    #[inline]
+    fn trace_filter(&mut self, _filter: usize, _weight: f32) {}
+    /// The layer's amount after its filters (and their inversion), and the affector amount T.
+    #[inline]
+    fn trace_amount(&mut self, _layer: usize, _amount: f32, _t: f32) {}
+    /// Affector `affector` (index into `plan.affectors`) is about to be applied with `t`.
+    #[inline]
+    fn trace_affector(&mut self, _affector: usize, _t: f32) {}
 }
 
 /// The height pass's state: the height accumulated so far at the point (swg-trn §5.2 step 1).
@@ -85,6 +99,7 @@ pub fn walk_point<S: PassState>(plan: &BakePlan, tile: &TileList, x: f32, z: f32
         if layer.flags & LAYER_INVERT_BOUNDARIES != 0 {
             amount = 1.0 - amount;
         }
+        state.trace_layer(entry.layer as usize, amount);
         if amount <= 0.0 {
             i = entry.skip_to as usize;
             continue;
@@ -96,8 +111,9 @@ pub fn walk_point<S: PassState>(plan: &BakePlan, tile: &TileList, x: f32, z: f32
 
         // 2. Filter amount: minimum over the filters.
         let fstart = layer.filter_start as usize;
-        for f in &plan.filters[fstart..fstart + layer.filter_count as usize] {
+        for (k, f) in plan.filters[fstart..fstart + layer.filter_count as usize].iter().enumerate() {
             let v = feather(f.feather_type, state.filter_value(plan, f, extent, x, z));
+            state.trace_filter(fstart + k, v);
             amount = amount.min(v);
             if amount <= 0.0 {
                 break;
@@ -106,6 +122,7 @@ pub fn walk_point<S: PassState>(plan: &BakePlan, tile: &TileList, x: f32, z: f32
         if layer.flags & LAYER_INVERT_FILTERS != 0 {
             amount = 1.0 - amount;
         }
+        state.trace_amount(entry.layer as usize, amount, amount * parent_amount);
         if amount <= 0.0 {
             i = entry.skip_to as usize;
             continue;
@@ -115,7 +132,8 @@ pub fn walk_point<S: PassState>(plan: &BakePlan, tile: &TileList, x: f32, z: f32
         let t = amount * parent_amount;
         if t > 0.0 {
             let astart = layer.affector_start as usize;
-            for a in &plan.affectors[astart..astart + layer.affector_count as usize] {
+            for (k, a) in plan.affectors[astart..astart + layer.affector_count as usize].iter().enumerate() {
+                state.trace_affector(astart + k, t);
                 state.apply(plan, a, t, x, z);
             }
         }

@@ -11,7 +11,7 @@ use crate::eval::Grid;
 use crate::plan::BakePlan;
 use crate::surface::maps::{PostSurface, SurfaceGrid};
 use crate::surface::normals::NormalMethod;
-use crate::surface::{DirectionFilter, FeatherClamp, SurfaceEvaluator, SPLAT_LAYERS};
+use crate::surface::{DirectionFilter, FeatherClamp, SurfaceEvaluator, SurfaceWalk, SPLAT_LAYERS};
 use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
@@ -69,8 +69,13 @@ pub struct GpuSurfaceParams {
     pub direction: u32,
     /// 0 faces, 1 central ([`NormalMethod`]).
     pub normal_method: u32,
+    /// 0 separate passes, 1 the tree walk ([`SurfaceWalk::Tree`]).
+    pub walk: u32,
     /// Must be 0 (`keep` in kernels/records.wgsl).
     pub keep_zero: u32,
+    pub pad0: u32,
+    pub pad1: u32,
+    pub pad2: u32,
 }
 
 /// One post's result (binding 21). Keep in sync with `PostRecord` in kernels/surface.wgsl.
@@ -172,8 +177,8 @@ impl<'a> GpuSurfacePass<'a> {
     /// aspect reading needs atan2) and [`GpuError::Unsuitable`] when the adapter binds too
     /// few storage buffers.
     pub fn new(ctx: &'a GpuContext, se: &'a SurfaceEvaluator, method: NormalMethod) -> Result<GpuSurfacePass<'a>, GpuError> {
-        if se.opts.direction == DirectionFilter::Aspect {
-            return Err(GpuError::Unsupported("the FDIR aspect reading (--direction-filter aspect) needs atan2, which GPUs do not compute like the CPU".into()));
+        if let Some(why) = se.opts.gpu_unsupported() {
+            return Err(GpuError::Unsupported(why));
         }
         let have = ctx.limits.max_storage_buffers_per_shader_stage;
         if have < STORAGE_BUFFERS {
@@ -222,10 +227,20 @@ impl<'a> GpuSurfacePass<'a> {
             },
             direction: (se.opts.direction == DirectionFilter::One) as u32,
             normal_method: (method == NormalMethod::Central) as u32,
+            walk: (se.opts.walk == SurfaceWalk::Tree) as u32,
             block: BLOCK,
             ..Default::default()
         };
-        Ok(GpuSurfacePass { ctx, evaluator: se, half_width: se.plan.half_width, params, shader: upload(&se.shader_plan), later: upload(&se.later_plan), layout, pipelines })
+        // A tree walk runs the later pass's kernel over the plan of every affector, and no
+        // separate shader pass.
+        let later = if params.walk == 1 { upload(&se.all_plan) } else { upload(&se.later_plan) };
+        Ok(GpuSurfacePass { ctx, evaluator: se, half_width: se.plan.half_width, params, shader: upload(&se.shader_plan), later, layout, pipelines })
+    }
+
+    /// Whether the later kernel runs: for every pass, and in a tree walk (which computes the
+    /// shader map too) also for the shader maps alone.
+    fn runs_later(&self, passes: SurfacePasses) -> bool {
+        passes == SurfacePasses::All || (self.params.walk == 1 && passes >= SurfacePasses::Shader)
     }
 
     /// The culled block lists of every tile for both walks.
@@ -233,8 +248,9 @@ impl<'a> GpuSurfacePass<'a> {
         tiles
             .iter()
             .map(|&t| {
-                let shader = if passes >= SurfacePasses::Shader { block_lists(self.shader.plan, grid, t, BLOCK) } else { BlockLists::default() };
-                let later = if passes == SurfacePasses::All { block_lists(self.later.plan, grid, t, BLOCK) } else { BlockLists::default() };
+                let tree = self.params.walk == 1;
+                let shader = if passes >= SurfacePasses::Shader && !tree { block_lists(self.shader.plan, grid, t, BLOCK) } else { BlockLists::default() };
+                let later = if self.runs_later(passes) { block_lists(self.later.plan, grid, t, BLOCK) } else { BlockLists::default() };
                 [shader, later]
             })
             .collect()
@@ -292,7 +308,7 @@ impl<'a> GpuSurfacePass<'a> {
             d.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("surface_pass"), layout: &self.layout, entries: &entries })
         };
         let shader_bind = bind(&self.shader, &lists[0]);
-        let later_bind = (passes == SurfacePasses::All).then(|| bind(&self.later, &lists[1]));
+        let later_bind = self.runs_later(passes).then(|| bind(&self.later, &lists[1]));
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("surface_pass") });
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("surface_pass"), timestamp_writes: None });
@@ -303,7 +319,7 @@ impl<'a> GpuSurfacePass<'a> {
                 pass.dispatch_workgroups(groups.0, groups.1, 1);
             };
             run(&self.pipelines[0], &shader_bind);
-            if passes >= SurfacePasses::Shader {
+            if passes >= SurfacePasses::Shader && self.params.walk == 0 {
                 run(&self.pipelines[1], &shader_bind);
             }
             if let Some(b) = &later_bind {

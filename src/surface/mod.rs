@@ -3,6 +3,7 @@
 //! walking a [`BakePlan::for_surface`] plan with every filter live. The CPU reference;
 //! the walk itself is [`crate::eval::walk_point`], shared with the height pass.
 
+pub mod explain;
 pub mod maps;
 pub mod normals;
 
@@ -46,6 +47,87 @@ pub enum DirectionFilter {
     /// I(aspect; min, max, a) with aspect the compass bearing (degrees, clockwise from
     /// north, in (−180, 180]) of the downhill direction.
     Aspect,
+    /// As `aspect` with the uphill bearing (the downhill one + 180°).
+    AspectUp,
+}
+
+/// How the surface passes walk the tree (swg-trn §5.2, §5.9 [?]): which height and shader
+/// a surface-pass FHGT / FSHD reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SurfaceWalk {
+    /// Separate passes (§5.2): FHGT reads the final height, FSHD the final shader map.
+    Separate,
+    /// One walk of every affector in tree order: FHGT in the surface passes reads the
+    /// height the height affectors have built so far at that layer (FSHD the final shader).
+    TreeHeight,
+    /// FSHD reads the shader the shader affectors have set so far (FHGT the final height).
+    TreeShader,
+    /// Both: FHGT and FSHD read what the walk has built so far; FSLP/FDIR read the final
+    /// normals (a point walk cannot have them earlier). The default: PIMP agreement (4,000
+    /// cells, separate → tree) tatooine 98.05 → 98.05 %, yavin4 97.97 → 98.18 %, naboo
+    /// 93.36 → 93.62 %, dathomir 35.24 → 95.84 %, mustafar and kashyyyk_main unchanged
+    /// (100 %, 87.5 %): dathomir's mesa flora sits under an FHGT 99–101 m band that only
+    /// the height at that point of the tree (an AHCN replace 100 just before it) meets,
+    /// and its canyon flora under an FSHD that later shader layers would hide.
+    #[default]
+    Tree,
+}
+
+impl SurfaceWalk {
+    fn tree_height(self) -> bool {
+        matches!(self, SurfaceWalk::TreeHeight | SurfaceWalk::Tree)
+    }
+    fn tree_shader(self) -> bool {
+        matches!(self, SurfaceWalk::TreeShader | SurfaceWalk::Tree)
+    }
+}
+
+/// FSLP with minAngle 0 (swg-trn §5.5 [?]): its upper cosine bound is 1, and a perfectly
+/// flat post (n_y = 1) lies on the open end of the strict interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlopeFlat {
+    /// The strict interval: a flat post gets 0 (CORE3-consistent).
+    #[default]
+    Exclude,
+    /// minAngle 0 means "no lower slope bound": n_y up to 1 inclusive, no feather at that end.
+    Include,
+}
+
+/// How a flora add uses the layer's amount T (swg-trn §5.9 [?]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FloraAmount {
+    /// Any T > 0 pushes the full density.
+    #[default]
+    Any,
+    /// The add pushes density × T (feathered edges thin the flora).
+    Scale,
+}
+
+/// What a flora affector with neither flag (0,0) does (swg-trn §5.9 [?]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FloraZero {
+    /// Removes its family from the stack.
+    #[default]
+    RemoveFamily,
+    /// Does nothing.
+    Ignore,
+    /// Clears the stack like a remove-all.
+    RemoveAll,
+}
+
+/// What a flora affector with both flags (add and remove-all) does (swg-trn §5.9 [?]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FloraBoth {
+    /// Clears the stack (remove-all wins).
+    #[default]
+    Clear,
+    /// Clears the stack, then adds its family (the stack becomes this family alone).
+    Replace,
 }
 
 /// Options of the surface passes.
@@ -53,6 +135,28 @@ pub enum DirectionFilter {
 pub struct SurfaceOptions {
     pub feather_clamp: FeatherClamp,
     pub direction: DirectionFilter,
+    pub walk: SurfaceWalk,
+    pub slope_flat: SlopeFlat,
+    pub flora_amount: FloraAmount,
+    pub flora_zero: FloraZero,
+    pub flora_both: FloraBoth,
+}
+
+impl SurfaceOptions {
+    /// Whether the GPU kernels compute these readings (else the surface maps fall back to
+    /// the CPU): FDIR aspect needs atan2; the tree walks are CPU-only.
+    pub fn gpu_unsupported(&self) -> Option<String> {
+        if matches!(self.direction, DirectionFilter::Aspect | DirectionFilter::AspectUp) {
+            return Some("the FDIR aspect reading (--fdir aspect) needs atan2, which GPUs do not compute like the CPU".into());
+        }
+        if matches!(self.walk, SurfaceWalk::TreeHeight | SurfaceWalk::TreeShader) {
+            return Some(format!("the surface walk `{:?}` (--surface-walk) is implemented on the CPU only (the GPU computes separate and tree)", self.walk));
+        }
+        if self.slope_flat != SlopeFlat::Exclude || self.flora_amount != FloraAmount::Any || self.flora_zero != FloraZero::RemoveFamily || self.flora_both != FloraBoth::Clear {
+            return Some("the --slope-flat, --flora-amount and --flora-zero readings are implemented on the CPU only".into());
+        }
+        None
+    }
 }
 
 /// What the surface passes need to know about the ground at a post: its final height and
@@ -142,16 +246,25 @@ pub struct SurfaceResult {
 /// Filter values with every filter live (swg-trn §5.2 steps 3–4, §5.5).
 fn surface_filter_value(plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], ground: &Ground, shader: i32, opts: &SurfaceOptions, x: f32, z: f32) -> f32 {
     match f.kind {
-        FILTER_SLOPE => feathered_range(ground.normal[1], f.low, f.high, f.feather_amount),
+        FILTER_SLOPE => {
+            if opts.slope_flat == SlopeFlat::Include && f.high >= 1.0 {
+                // No upper end: only the lower (steep) side of the interval and its feather.
+                let (v, lo) = (ground.normal[1], f.low);
+                let d = (f.high - lo) * f.feather_amount * 0.5;
+                return if v <= lo { 0.0 } else if v < lo + d { (v - lo) / d } else { 1.0 };
+            }
+            feathered_range(ground.normal[1], f.low, f.high, f.feather_amount)
+        }
         FILTER_DIRECTION => match opts.direction {
             DirectionFilter::Zero => 0.0,
             DirectionFilter::One => 1.0,
-            DirectionFilter::Aspect => {
+            DirectionFilter::Aspect | DirectionFilter::AspectUp => {
                 let [nx, _, nz] = ground.normal;
                 if nx == 0.0 && nz == 0.0 {
                     return 0.0;
                 }
-                feathered_range(nx.atan2(nz).to_degrees(), f.low, f.high, f.feather_amount)
+                let bearing = if opts.direction == DirectionFilter::AspectUp { (-nx).atan2(-nz) } else { nx.atan2(nz) };
+                feathered_range(bearing.to_degrees(), f.low, f.high, f.feather_amount)
             }
         },
         FILTER_SHADER => {
@@ -188,24 +301,29 @@ impl PassState for ShaderPass<'_> {
     }
 
     fn apply(&mut self, _plan: &BakePlan, a: &AffectorRecord, t: f32, _x: f32, _z: f32) {
-        match a.kind {
-            AFFECTOR_SHADER_CONSTANT => {
-                if let Some(w) = clamp_weight(self.opts, t, a.value) {
-                    self.result.family = a.index as i32;
-                    self.result.over(a.index as i32, w);
-                }
+        apply_shader(self.opts, &mut self.result, a, t);
+    }
+}
+
+/// ASCN / ASRP at a post (swg-trn §5.10).
+fn apply_shader(opts: &SurfaceOptions, result: &mut ShaderResult, a: &AffectorRecord, t: f32) {
+    match a.kind {
+        AFFECTOR_SHADER_CONSTANT => {
+            if let Some(w) = clamp_weight(opts, t, a.value) {
+                result.family = a.index as i32;
+                result.over(a.index as i32, w);
             }
-            AFFECTOR_SHADER_REPLACE => {
-                let (source, destination) = (a.index as i32, a.operation);
-                if self.result.family == source && clamp_weight(self.opts, t, a.value).is_some() {
-                    self.result.family = destination;
-                    for e in self.result.splat.iter_mut().filter(|e| e.0 == source) {
-                        e.0 = destination;
-                    }
-                }
-            }
-            _ => {}
         }
+        AFFECTOR_SHADER_REPLACE => {
+            let (source, destination) = (a.index as i32, a.operation);
+            if result.family == source && clamp_weight(opts, t, a.value).is_some() {
+                result.family = destination;
+                for e in result.splat.iter_mut().filter(|e| e.0 == source) {
+                    e.0 = destination;
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -228,10 +346,18 @@ impl PassState for LaterPass<'_> {
                 let family = a.index as i32;
                 if a.operation & FLORA_REMOVE_ALL != 0 {
                     stack.clear();
+                    if self.opts.flora_both == FloraBoth::Replace && a.operation & FLORA_ADD != 0 {
+                        stack.push((family, a.value));
+                    }
                 } else if a.operation & FLORA_ADD != 0 {
-                    stack.push((family, a.value));
+                    let density = if self.opts.flora_amount == FloraAmount::Scale { a.value * t } else { a.value };
+                    stack.push((family, density));
                 } else {
-                    stack.retain(|e| e.0 != family);
+                    match self.opts.flora_zero {
+                        FloraZero::RemoveFamily => stack.retain(|e| e.0 != family),
+                        FloraZero::Ignore => {}
+                        FloraZero::RemoveAll => stack.clear(),
+                    }
                 }
             }
             AFFECTOR_ENVIRONMENT => {
@@ -281,6 +407,37 @@ impl PassState for LaterPass<'_> {
     }
 }
 
+/// One walk of every affector in tree order (the [`SurfaceWalk`] tree readings): the height
+/// affectors build `h` as in the height pass, the shader and later affectors act as in their
+/// passes; FHGT reads `h` or the final height, FSHD the shader so far or the final one.
+struct TreeWalk<'a> {
+    h: f32,
+    final_shader: i32,
+    later: LaterPass<'a>,
+}
+
+impl PassState for TreeWalk<'_> {
+    fn filter_value(&self, plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], x: f32, z: f32) -> f32 {
+        let walk = self.later.opts.walk;
+        let mut ground = self.later.ground;
+        if walk.tree_height() {
+            ground.height = self.h;
+        }
+        let shader = if walk.tree_shader() { self.later.result.shader.family } else { self.final_shader };
+        surface_filter_value(plan, f, extent, &ground, shader, self.later.opts, x, z)
+    }
+
+    fn apply(&mut self, plan: &BakePlan, a: &AffectorRecord, t: f32, x: f32, z: f32) {
+        match a.kind {
+            crate::plan::AFFECTOR_HEIGHT_CONSTANT | crate::plan::AFFECTOR_HEIGHT_FRACTAL | crate::plan::AFFECTOR_HEIGHT_TERRACE | crate::plan::AFFECTOR_ROAD => {
+                self.h = crate::eval::affector::apply_height_affector(plan, a, self.h, t, x, z);
+            }
+            AFFECTOR_SHADER_CONSTANT | AFFECTOR_SHADER_REPLACE => apply_shader(self.later.opts, &mut self.later.result.shader, a, t),
+            _ => self.later.apply(plan, a, t, x, z),
+        }
+    }
+}
+
 /// The surface passes of one terrain.
 pub struct SurfaceEvaluator {
     /// Every surface affector, for what the maps need to know about the file.
@@ -289,6 +446,8 @@ pub struct SurfaceEvaluator {
     /// hold none of its affectors.
     pub shader_plan: BakePlan,
     pub later_plan: BakePlan,
+    /// Every affector of every pass, for the tree walks ([`SurfaceWalk`]); empty otherwise.
+    pub all_plan: BakePlan,
     pub opts: SurfaceOptions,
     everywhere: SurfaceTiles,
 }
@@ -297,6 +456,8 @@ pub struct SurfaceEvaluator {
 pub struct SurfaceTiles {
     pub shader: TileList,
     pub later: TileList,
+    /// The tree walk's program (empty unless a tree reading is chosen).
+    pub all: TileList,
 }
 
 impl SurfaceEvaluator {
@@ -304,14 +465,16 @@ impl SurfaceEvaluator {
         let plan = BakePlan::for_surface(terrain, heights)?;
         let shader_plan = BakePlan::for_pass(terrain, heights, Pass::Shader)?;
         let later_plan = BakePlan::for_pass(terrain, heights, Pass::Later)?;
-        let mut se = SurfaceEvaluator { plan, shader_plan, later_plan, opts, everywhere: SurfaceTiles { shader: TileList::default(), later: TileList::default() } };
+        let all_plan = if opts.walk == SurfaceWalk::Separate { BakePlan::default() } else { BakePlan::for_pass(terrain, heights, Pass::All)? };
+        let empty = SurfaceTiles { shader: TileList::default(), later: TileList::default(), all: TileList::default() };
+        let mut se = SurfaceEvaluator { plan, shader_plan, later_plan, all_plan, opts, everywhere: empty };
         se.everywhere = se.tile([f32::MIN, f32::MIN, f32::MAX, f32::MAX]);
         Ok(se)
     }
 
     /// The culled programs for an area (min x, min z, max x, max z).
     pub fn tile(&self, area: [f32; 4]) -> SurfaceTiles {
-        SurfaceTiles { shader: self.shader_plan.tile_layers(area), later: self.later_plan.tile_layers(area) }
+        SurfaceTiles { shader: self.shader_plan.tile_layers(area), later: self.later_plan.tile_layers(area), all: self.all_plan.tile_layers(area) }
     }
 
     /// Both surface passes at one post with the whole-map program.
@@ -319,20 +482,42 @@ impl SurfaceEvaluator {
         self.at_with(&self.everywhere, x, z, ground)
     }
 
-    /// The shader pass alone at one post (swg-trn §5.2 step 3), walking `tiles`.
+    /// The shader map at one post, walking `tiles`: the shader pass alone (swg-trn §5.2
+    /// step 3), or with a tree reading ([`SurfaceWalk`]) the shader of the tree walk.
     pub fn shader_at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> ShaderResult {
+        if self.opts.walk != SurfaceWalk::Separate {
+            return self.tree_at_with(tiles, x, z, ground).shader;
+        }
+        self.shader_pass_at_with(tiles, x, z, ground)
+    }
+
+    /// The separate shader pass at one post (what FSHD reads under `separate` and
+    /// `tree-height`).
+    fn shader_pass_at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> ShaderResult {
         let mut shader = ShaderPass { ground, opts: &self.opts, result: ShaderResult::default() };
         walk_point(&self.shader_plan, &tiles.shader, x, z, &mut shader);
         shader.result
     }
 
     /// Both surface passes at one post, walking `tiles` (culled for an area holding the
-    /// post): the shader pass first, then the later pass that sees its final shader (§5.2).
+    /// post): the shader pass first, then the later pass that sees its final shader (§5.2);
+    /// or, with a tree reading ([`SurfaceWalk`]), one walk of every affector.
     pub fn at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> SurfaceResult {
-        let shader = self.shader_at_with(tiles, x, z, ground);
+        if self.opts.walk != SurfaceWalk::Separate {
+            return self.tree_at_with(tiles, x, z, ground);
+        }
+        let shader = self.shader_pass_at_with(tiles, x, z, ground);
         let mut later = LaterPass { ground, opts: &self.opts, result: SurfaceResult { shader, ..Default::default() } };
         walk_point(&self.later_plan, &tiles.later, x, z, &mut later);
         later.result
+    }
+
+    fn tree_at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> SurfaceResult {
+        let final_shader = if self.opts.walk.tree_shader() { 0 } else { self.shader_pass_at_with(tiles, x, z, ground).family };
+        let later = LaterPass { ground, opts: &self.opts, result: SurfaceResult::default() };
+        let mut walk = TreeWalk { h: 0.0, final_shader, later };
+        walk_point(&self.all_plan, &tiles.all, x, z, &mut walk);
+        walk.later.result
     }
 }
 
