@@ -193,7 +193,9 @@ fn check_decoded_size(path: &Path, cols: u32, rows: u32) -> Result<()> {
     if cols == 0 || rows == 0 {
         bail!("{}: empty image {cols}x{rows}", path.display());
     }
-    if u64::from(cols) * u64::from(rows) * 4 > MAX_DECODED_BYTES {
+    // Checked: TIFF dimensions are u32, and 2^31 × 2^31 × 4 wraps to 0 in u64.
+    let bytes = u64::from(cols).checked_mul(u64::from(rows)).and_then(|n| n.checked_mul(4));
+    if bytes.is_none_or(|b| b > MAX_DECODED_BYTES) {
         bail!("{}: {cols}x{rows} is larger than convert reads (32769² posts at most)", path.display());
     }
     Ok(())
@@ -400,5 +402,17 @@ mod tests {
         assert_eq!(gdal_item(x, "offset"), Some(-10.5));
         assert_eq!(gdal_item(x, "unittype"), None);
         assert_eq!(gdal_item("role=\"scale\">", "scale"), None);
+    }
+
+    /// A TIFF may declare 2^31 × 2^31 pixels; × 4 bytes that is 2^64, which wraps to 0 in u64
+    /// and would pass a plain `>` check.
+    #[test]
+    fn decoded_size_check_does_not_wrap() {
+        let p = Path::new("big.tif");
+        assert!(check_decoded_size(p, 4097, 4097).is_ok());
+        for (c, r) in [(1u32 << 31, 1u32 << 31), (u32::MAX, u32::MAX), (u32::MAX, 1 << 30), (32770, 32770)] {
+            let e = check_decoded_size(p, c, r).unwrap_err().to_string();
+            assert!(e.contains("larger than convert reads") && e.contains("big.tif"), "{c}x{r}: {e}");
+        }
     }
 }

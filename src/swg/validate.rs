@@ -162,12 +162,54 @@ impl Terrain {
 
 fn check_packed(c: &mut Checker, path: &str, m: &super::header::PackedIntMap) {
     let ctl = &m.control;
+    // width · height · bits can reach 2^96 (three u32 fields from the file, swg-trn §2.4):
+    // checked, so a hostile control block is a problem, not an overflow panic (debug) or a
+    // wrapped size that a short DATA happens to match (release). Found by fuzzing.
     let need = if ctl.bits_per_element == 0 {
-        1
+        Some(1)
     } else {
-        (u64::from(ctl.width) * u64::from(ctl.height) * u64::from(ctl.bits_per_element)).div_ceil(8)
+        u64::from(ctl.width)
+            .checked_mul(u64::from(ctl.height))
+            .and_then(|n| n.checked_mul(u64::from(ctl.bits_per_element)))
+            .map(|bits| bits.div_ceil(8))
     };
-    if m.data.0.len() as u64 != need {
-        c.push(&format!("{path}.data"), format!("{} bytes, but the control block needs {need}", m.data.0.len()));
+    match need {
+        None => c.push(
+            &format!("{path}.control"),
+            format!(
+                "{}x{} elements of {} bits is more data than any file can hold",
+                ctl.width, ctl.height, ctl.bits_per_element
+            ),
+        ),
+        Some(need) if m.data.0.len() as u64 != need => {
+            c.push(&format!("{path}.data"), format!("{} bytes, but the control block needs {need}", m.data.0.len()))
+        }
+        Some(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::header::{Bytes, PackedIntMap, PackedMapControl};
+
+    /// The fuzz finding (shared/fuzz-findings/validate-overflow.trn), rebuilt in code: a flora
+    /// map whose control block says 2^32−1 × 2^32−1 elements of 2^32−1 bits. The product
+    /// overflows u64; it must be reported, not panic, and not wrap to a size the data matches.
+    #[test]
+    fn packed_map_size_overflow_is_a_problem() {
+        let mut t = super::super::json::demo_terrain();
+        assert!(t.validate().is_empty(), "the demo terrain is valid");
+        let control = PackedMapControl { width: u32::MAX, height: u32::MAX, bits_per_element: u32::MAX, minimum_value: 0 };
+        t.flora_map = Some(PackedIntMap { control, data: Bytes(vec![0; 16]) });
+        let problems = t.validate();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].path, "flora_map.control");
+        assert!(problems[0].message.contains("more data than any file can hold"), "{}", problems[0]);
+        // 2^31 · 2^31 · 32 = 2^67 wraps to 0 in u64: a wrapped check would accept 0 bytes of data.
+        let control = PackedMapControl { width: 1 << 31, height: 1 << 31, bits_per_element: 32, minimum_value: 0 };
+        t.flora_map = Some(PackedIntMap { control, data: Bytes(Vec::new()) });
+        let problems = t.validate();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].path, "flora_map.control");
     }
 }
