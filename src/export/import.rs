@@ -184,9 +184,11 @@ impl HeightSource for Relabelled {
     }
 }
 
-/// A grid of `cols × rows` posts at `spacing`, centred on world (0, 0).
+/// A grid of `cols × rows` posts at `spacing`, centred on world (0, 0). An empty grid stays
+/// empty (`check_dims` rejects it) instead of overflowing.
 fn centred(cols: u32, rows: u32, spacing: f64) -> PostGrid {
-    PostGrid { cols, rows, west_x: -f64::from(cols - 1) * spacing / 2.0, south_z: -f64::from(rows - 1) * spacing / 2.0, spacing }
+    let half = |n: u32| -f64::from(n.saturating_sub(1)) * spacing / 2.0;
+    PostGrid { cols, rows, west_x: half(cols), south_z: half(rows), spacing }
 }
 
 fn check_decoded_size(path: &Path, cols: u32, rows: u32) -> Result<()> {
@@ -373,6 +375,11 @@ fn open_raw(path: &Path, format: InputFormat, opts: &ImportOptions, side: Option
         (None, Some(g)) => (g.cols, g.rows),
         (None, None) => bail!("{name}: a RAW file does not store its size; give --dims COLSxROWS"),
     };
+    // Before anything computes `cols − 1` (fuzz finding, convert_readers: `--dims 31233x0`
+    // overflowed in `centred`).
+    if cols == 0 || rows == 0 {
+        bail!("{name}: --dims {cols}x{rows} is empty; a RAW grid has at least 1x1 posts");
+    }
     let sample = match format {
         InputFormat::R32 => RawSample::F32,
         _ => match (opts.height_range, side.and_then(|w| w.height_scale.zip(w.height_offset))) {
@@ -402,6 +409,23 @@ mod tests {
         assert_eq!(gdal_item(x, "offset"), Some(-10.5));
         assert_eq!(gdal_item(x, "unittype"), None);
         assert_eq!(gdal_item("role=\"scale\">", "scale"), None);
+    }
+
+    /// convert_readers fuzz finding: `--dims 31233x0` on a RAW file computed `rows − 1` in
+    /// `centred` (a panic with overflow checks). Now a clear error naming the file and dims.
+    #[test]
+    fn raw_with_empty_dims_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("trnbake-import-dims-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("x.r16");
+        std::fs::write(&p, [0x54]).unwrap();
+        for dims in [(31233, 0), (0, 5), (0, 0)] {
+            let opts = ImportOptions { format: Some(InputFormat::R16), dims: Some(dims), spacing: Some(1.0), height_range: Some((0.0, 1.0)), ..Default::default() };
+            let e = open(&p, &opts).err().expect("empty dims must be an error").to_string();
+            assert!(e.contains("x.r16") && e.contains("is empty"), "{dims:?}: {e}");
+        }
+        assert_eq!(centred(0, 0, 1.0).west_x, 0.0);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A TIFF may declare 2^31 × 2^31 pixels; × 4 bytes that is 2^64, which wraps to 0 in u64
