@@ -90,7 +90,7 @@ fuzz_target!(|data: &[u8]| {
     opts.format = Some(format);
     opts.height_range = Some((0.0, 65535.0));
     if let Some(n) = declared_posts(format, file) {
-        if n > FUZZ_MAX_POSTS && n * 4 <= MAX_DECODED_BYTES {
+        if n > FUZZ_MAX_POSTS && n.saturating_mul(4) <= MAX_DECODED_BYTES {
             return;
         }
     }
