@@ -740,3 +740,28 @@ fn info_posts_per_side_does_not_wrap() {
     let posts = std::panic::catch_unwind(|| t.info().posts_per_side).expect("info() panicked");
     assert!(posts > 0, "posts_per_side wrapped to {posts}");
 }
+
+/// The second fuzzer find (`cargo fuzz run parse_trn`, ~86,000 runs), rebuilt here from
+/// bytes made in code: a 0015 file whose flora map control block (PIMP `CNTL`, swg-trn §2.4)
+/// says 2^32−1 × 2^32−1 elements of 2^32−1 bits. `validate` multiplied the three in u64,
+/// which overflowed (a panic with overflow checks, a wrong size check in release builds); it
+/// must report the control block instead.
+#[test]
+fn validate_flora_map_size_overflow_is_a_problem() {
+    let mut cntl = Vec::new();
+    for v in [u32::MAX, u32::MAX, u32::MAX, 0] {
+        cntl.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut body = chunk(b"CNTL", &cntl);
+    body.extend(chunk(b"DATA", &[0; 16]));
+    let pimp = form(b"PIMP", &form(b"0000", &body));
+    let bytes = synthetic_terrain(&[], &pimp);
+    let t = Terrain::from_bytes(&bytes).expect("the file is well formed");
+    assert_eq!(t.flora_map.as_ref().map(|m| m.control.width), Some(u32::MAX));
+    let problems = std::panic::catch_unwind(|| t.validate()).expect("validate panicked");
+    assert!(
+        problems.iter().any(|p| p.path == "flora_map.control" && p.message.contains("more data than any file can hold")),
+        "{problems:?}"
+    );
+    assert!(t.to_bytes() == bytes);
+}

@@ -165,10 +165,11 @@ pub fn needs_bigtiff(grid: &PostGrid, sample_bytes: usize, bigtiff: BigTiff) -> 
         BigTiff::Always => true,
         BigTiff::Never => false,
         BigTiff::Auto => {
-            let raw = grid.cols as u64 * grid.rows as u64 * sample_bytes as u64;
+            // Saturating: a 2^31 × 2^31 × 4 grid (2^64 bytes) must not wrap to "small".
+            let raw = (grid.cols as u64).saturating_mul(grid.rows as u64).saturating_mul(sample_bytes as u64);
             // Deflate's worst case is ~5 bytes per 64 KiB stored block plus the zlib frame;
             // 1/64 is a generous bound. 16 MiB covers the directory and strip tables.
-            raw + raw / 64 + (16 << 20) > u64::from(u32::MAX)
+            raw.saturating_add(raw / 64 + (16 << 20)) > u64::from(u32::MAX)
         }
     }
 }
@@ -616,6 +617,9 @@ mod tests {
         assert!(needs_bigtiff(&g(32769), 4, BigTiff::Auto));
         assert!(needs_bigtiff(&g(3), 4, BigTiff::Always));
         assert!(!needs_bigtiff(&g(32769), 4, BigTiff::Never));
+        // 2^31 × 2^31 × 4 bytes is 2^64: wrapped it would be 0 bytes and a classic TIFF.
+        assert!(needs_bigtiff(&g(1 << 31), 4, BigTiff::Auto));
+        assert!(needs_bigtiff(&g(u32::MAX), 8, BigTiff::Auto));
     }
 
     #[test]

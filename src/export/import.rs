@@ -184,16 +184,20 @@ impl HeightSource for Relabelled {
     }
 }
 
-/// A grid of `cols × rows` posts at `spacing`, centred on world (0, 0).
+/// A grid of `cols × rows` posts at `spacing`, centred on world (0, 0). An empty grid stays
+/// empty (`check_dims` rejects it) instead of overflowing.
 fn centred(cols: u32, rows: u32, spacing: f64) -> PostGrid {
-    PostGrid { cols, rows, west_x: -f64::from(cols - 1) * spacing / 2.0, south_z: -f64::from(rows - 1) * spacing / 2.0, spacing }
+    let half = |n: u32| -f64::from(n.saturating_sub(1)) * spacing / 2.0;
+    PostGrid { cols, rows, west_x: half(cols), south_z: half(rows), spacing }
 }
 
 fn check_decoded_size(path: &Path, cols: u32, rows: u32) -> Result<()> {
     if cols == 0 || rows == 0 {
         bail!("{}: empty image {cols}x{rows}", path.display());
     }
-    if u64::from(cols) * u64::from(rows) * 4 > MAX_DECODED_BYTES {
+    // Checked: TIFF dimensions are u32, and 2^31 × 2^31 × 4 wraps to 0 in u64.
+    let bytes = u64::from(cols).checked_mul(u64::from(rows)).and_then(|n| n.checked_mul(4));
+    if bytes.is_none_or(|b| b > MAX_DECODED_BYTES) {
         bail!("{}: {cols}x{rows} is larger than convert reads (32769² posts at most)", path.display());
     }
     Ok(())
@@ -206,6 +210,7 @@ fn open_tiff(path: &Path, opts: &ImportOptions) -> Result<(Box<dyn HeightSource>
     use tiff::decoder::{Decoder, DecodingResult, Limits};
     use tiff::tags::Tag;
     let name = path.display().to_string();
+    check_tiff_tag_sizes(path)?;
     let file = std::fs::File::open(path).with_context(|| format!("cannot open {name}"))?;
     let mut limits = Limits::default();
     limits.decoding_buffer_size = MAX_DECODED_BYTES as usize * 2; // Float64 input
@@ -257,6 +262,62 @@ fn open_tiff(path: &Path, opts: &ImportOptions) -> Result<(Box<dyn HeightSource>
         None => centred(cols, rows, opts.spacing.with_context(|| format!("{name} has no georeferencing (ModelPixelScale/ModelTiepoint); give --spacing"))?),
     };
     Ok((relabel(Box::new(MemSource::north_first(g, heights)?), opts, Some(g))?, citation))
+}
+
+/// Every tag of the first IFD must declare no more value bytes than the file holds. The
+/// `tiff` decoder allocates a tag's values from its declared count before reading them, so a
+/// 783-byte file could make it allocate 190 MB (fuzz finding, convert_readers); the image
+/// itself is bounded by `MAX_DECODED_BYTES`, tag arrays by the file length.
+fn check_tiff_tag_sizes(path: &Path) -> Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let name = path.display().to_string();
+    let mut f = std::fs::File::open(path).with_context(|| format!("cannot open {name}"))?;
+    let len = f.metadata().with_context(|| format!("cannot read {name}"))?.len();
+    let mut head = [0u8; 16];
+    let n = read_up_to(&mut f, &mut head).with_context(|| format!("cannot read {name}"))?;
+    if n < 8 {
+        return Ok(()); // the decoder reports the short header
+    }
+    let le = &head[..2] == b"II";
+    let u16_at = |b: &[u8]| if le { u16::from_le_bytes([b[0], b[1]]) } else { u16::from_be_bytes([b[0], b[1]]) };
+    let u32_at = |b: &[u8]| { let a = [b[0], b[1], b[2], b[3]]; if le { u32::from_le_bytes(a) } else { u32::from_be_bytes(a) } };
+    let u64_at = |b: &[u8]| { let a: [u8; 8] = b[..8].try_into().unwrap_or_default(); if le { u64::from_le_bytes(a) } else { u64::from_be_bytes(a) } };
+    let big = u16_at(&head[2..4]) == 43;
+    let (ifd, count_len, entry_len) = if big {
+        if n < 16 {
+            return Ok(());
+        }
+        (u64_at(&head[8..16]), 8u64, 20u64)
+    } else {
+        (u64::from(u32_at(&head[4..8])), 2, 12)
+    };
+    if ifd.checked_add(count_len).is_none_or(|e| e > len) {
+        return Ok(()); // the decoder reports the bad IFD offset
+    }
+    f.seek(SeekFrom::Start(ifd))?;
+    let mut cnt = [0u8; 8];
+    f.read_exact(&mut cnt[..count_len as usize])?;
+    let entries = if big { u64_at(&cnt) } else { u64::from(u16_at(&cnt)) };
+    if entries > 1 << 16 || entries * entry_len > len - ifd - count_len {
+        bail!("{name}: the first TIFF directory declares {entries} entries, more than the file holds");
+    }
+    let mut table = vec![0u8; (entries * entry_len) as usize];
+    f.read_exact(&mut table)?;
+    for e in table.chunks_exact(entry_len as usize) {
+        let (tag, ty) = (u16_at(&e[0..2]), u16_at(&e[2..4]));
+        let count = if big { u64_at(&e[4..12]) } else { u64::from(u32_at(&e[4..8])) };
+        // TIFF 6.0 §2 field types (+ BigTIFF 16–18); unknown types count as 1 byte.
+        let size: u64 = match ty {
+            3 | 8 => 2,
+            4 | 9 | 11 | 13 => 4,
+            5 | 10 | 12 | 16 | 17 | 18 => 8,
+            _ => 1,
+        };
+        if count.checked_mul(size).is_none_or(|b| b > len) {
+            bail!("{name}: TIFF tag {tag} declares {count} values of {size} bytes, more than the {len}-byte file holds");
+        }
+    }
+    Ok(())
 }
 
 /// Value of the GDAL metadata item with `role` for band 0 (`<Item … role="scale">0.5</Item>`).
@@ -371,6 +432,11 @@ fn open_raw(path: &Path, format: InputFormat, opts: &ImportOptions, side: Option
         (None, Some(g)) => (g.cols, g.rows),
         (None, None) => bail!("{name}: a RAW file does not store its size; give --dims COLSxROWS"),
     };
+    // Before anything computes `cols − 1` (fuzz finding, convert_readers: `--dims 31233x0`
+    // overflowed in `centred`).
+    if cols == 0 || rows == 0 {
+        bail!("{name}: --dims {cols}x{rows} is empty; a RAW grid has at least 1x1 posts");
+    }
     let sample = match format {
         InputFormat::R32 => RawSample::F32,
         _ => match (opts.height_range, side.and_then(|w| w.height_scale.zip(w.height_offset))) {
@@ -400,5 +466,76 @@ mod tests {
         assert_eq!(gdal_item(x, "offset"), Some(-10.5));
         assert_eq!(gdal_item(x, "unittype"), None);
         assert_eq!(gdal_item("role=\"scale\">", "scale"), None);
+    }
+
+    /// convert_readers fuzz finding: `--dims 31233x0` on a RAW file computed `rows − 1` in
+    /// `centred` (a panic with overflow checks). Now a clear error naming the file and dims.
+    #[test]
+    fn raw_with_empty_dims_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("trnbake-import-dims-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("x.r16");
+        std::fs::write(&p, [0x54]).unwrap();
+        for dims in [(31233, 0), (0, 5), (0, 0)] {
+            let opts = ImportOptions { format: Some(InputFormat::R16), dims: Some(dims), spacing: Some(1.0), height_range: Some((0.0, 1.0)), ..Default::default() };
+            let e = open(&p, &opts).err().expect("empty dims must be an error").to_string();
+            assert!(e.contains("x.r16") && e.contains("is empty"), "{dims:?}: {e}");
+        }
+        assert_eq!(centred(0, 0, 1.0).west_x, 0.0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// convert_readers fuzz finding: a tiny TIFF whose tag declares 200,000,000 values made the
+    /// decoder allocate for them. Built here: a 1x1 8-bit TIFF with a GDAL metadata (42112)
+    /// ASCII tag of that count. Now an error before the decoder runs.
+    #[test]
+    fn tiff_tag_counts_beyond_the_file_are_an_error() {
+        let mut b = b"II*\0".to_vec();
+        b.extend_from_slice(&8u32.to_le_bytes());
+        let entries: [(u16, u16, u32, u32); 8] = [
+            (256, 3, 1, 1),
+            (257, 3, 1, 1),
+            (258, 3, 1, 8),
+            (259, 3, 1, 1),
+            (262, 3, 1, 1),
+            (273, 4, 1, 8 + 2 + 8 * 12 + 4),
+            (279, 4, 1, 1),
+            (42112, 2, 200_000_000, 0),
+        ];
+        b.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+        for (tag, ty, count, value) in entries {
+            b.extend_from_slice(&tag.to_le_bytes());
+            b.extend_from_slice(&ty.to_le_bytes());
+            b.extend_from_slice(&count.to_le_bytes());
+            b.extend_from_slice(&value.to_le_bytes());
+        }
+        b.extend_from_slice(&0u32.to_le_bytes());
+        b.push(42); // the one pixel
+        let dir = std::env::temp_dir().join(format!("trnbake-import-tiff-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("tags.tif");
+        std::fs::write(&p, &b).unwrap();
+        let opts = ImportOptions { format: Some(InputFormat::Tif), spacing: Some(1.0), ..Default::default() };
+        let e = open(&p, &opts).err().expect("a tag count past the file must be an error").to_string();
+        assert!(e.contains("tags.tif") && e.contains("tag 42112 declares 200000000 values"), "{e}");
+        // The same file with a sane count reads.
+        let at = 8 + 2 + 7 * 12 + 4;
+        b[at..at + 4].copy_from_slice(&1u32.to_le_bytes());
+        std::fs::write(&p, &b).unwrap();
+        let imp = open(&p, &opts).expect("a well-formed 1x1 TIFF reads");
+        assert_eq!((imp.source.grid().cols, imp.source.grid().rows), (1, 1));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A TIFF may declare 2^31 × 2^31 pixels; × 4 bytes that is 2^64, which wraps to 0 in u64
+    /// and would pass a plain `>` check.
+    #[test]
+    fn decoded_size_check_does_not_wrap() {
+        let p = Path::new("big.tif");
+        assert!(check_decoded_size(p, 4097, 4097).is_ok());
+        for (c, r) in [(1u32 << 31, 1u32 << 31), (u32::MAX, u32::MAX), (u32::MAX, 1 << 30), (32770, 32770)] {
+            let e = check_decoded_size(p, c, r).unwrap_err().to_string();
+            assert!(e.contains("larger than convert reads") && e.contains("big.tif"), "{c}x{r}: {e}");
+        }
     }
 }

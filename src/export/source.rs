@@ -121,7 +121,18 @@ impl RawFileSource {
         }
         let file = File::open(path).map_err(|e| io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display())))?;
         let len = file.metadata()?.len();
-        let want = u64::from(grid.cols) * u64::from(grid.rows) * sample.bytes() as u64;
+        // Checked: `--dims` takes any u32 pair, and 2^31 × 2^31 × 4 bytes wraps to 0 in u64,
+        // which an empty file would match.
+        let want = u64::from(grid.cols).checked_mul(u64::from(grid.rows)).and_then(|n| n.checked_mul(sample.bytes() as u64));
+        let Some(want) = want else {
+            return Err(invalid(format!(
+                "{}: {}x{} {}-bit samples is more than any file can hold",
+                path.display(),
+                grid.cols,
+                grid.rows,
+                sample.bytes() * 8
+            )));
+        };
         if len != want {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -404,6 +415,13 @@ mod tests {
         assert_eq!(out, [2.5, 3.0, 32768.5, 1.0, 1.5, 2.0]);
         let e = RawFileSource::open(&p, grid(4, 2), RawSample::F32, true).err().unwrap();
         assert!(e.to_string().contains("a.r16"), "{e}");
+        // `--dims 2147483648x2147483648` on an empty R32: 2^64 bytes, which wraps to 0 in u64.
+        let empty = dir.join("empty.r32");
+        std::fs::write(&empty, b"").unwrap();
+        for (c, r, s) in [(1u32 << 31, 1u32 << 31, RawSample::F32), (u32::MAX, u32::MAX, RawSample::U16 { scale: 1.0, offset: 0.0 })] {
+            let e = RawFileSource::open(&empty, grid(c, r), s, true).err().expect("a size that wraps must not match");
+            assert!(e.to_string().contains("empty.r32") && e.to_string().contains("more than any file"), "{e}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

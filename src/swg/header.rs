@@ -176,7 +176,9 @@ impl BakedMaps {
     /// Bit of chunk (col, row), row 0 = south, LSB first (swg-trn §2.3).
     pub fn bit(bits: &Bytes, info: &BakedMapsInfo, col: usize, row: usize) -> Option<bool> {
         let bpr = usize::try_from(info.bytes_per_row).ok()?;
-        let byte = *bits.0.get(row * bpr + col / 8)?;
+        // bytes_per_row comes from the file: checked, so a hostile row stride is `None`, not a
+        // wrapped index into the wrong byte.
+        let byte = *bits.0.get(row.checked_mul(bpr)?.checked_add(col / 8)?)?;
         Some(byte >> (col % 8) & 1 == 1)
     }
 }
@@ -228,8 +230,10 @@ impl PackedIntMap {
         if bits > 32 {
             return None;
         }
+        // Below 2^64 (row < height, col < width), but · bits can exceed it for hostile control
+        // blocks (swg-trn §2.4): checked, `None` like any element past the data.
         let i = u64::from(row) * u64::from(c.width) + u64::from(col);
-        let first = i * bits;
+        let first = i.checked_mul(bits)?;
         let mut v: u64 = 0;
         for k in 0..bits {
             let b = first + k;
@@ -292,6 +296,24 @@ mod tests {
             data: Bytes(vec![0]),
         };
         assert_eq!(zero.get(1, 1), Some(4));
+    }
+
+    /// Control blocks near 2^32 (hostile or fuzzed files): element (0, 2^28) of a 2^31-wide
+    /// map of 32-bit elements starts at bit 2^64, which wraps to bit 0. A wrapped index would
+    /// read byte 0 and return a value; it must be `None`. Likewise a baked-map row stride of
+    /// 2^30 at row 2^34 (byte 2^64, wrapping to byte 0).
+    #[test]
+    fn huge_indices_are_none_not_wrapped() {
+        let m = PackedIntMap {
+            control: PackedMapControl { width: 1 << 31, height: u32::MAX, bits_per_element: 32, minimum_value: 0 },
+            data: Bytes(vec![0xff; 64]),
+        };
+        assert_eq!(m.get(0, 0), Some(-1));
+        assert_eq!(m.get(0, 1 << 28), None);
+        let info = BakedMapsInfo { map_width: 1.0, chunk_width: 1.0, bytes_per_row: 1 << 30, rows: 1 };
+        let bits = Bytes(vec![0xff; 8]);
+        assert_eq!(BakedMaps::bit(&bits, &info, 0, 0), Some(true));
+        assert_eq!(BakedMaps::bit(&bits, &info, 0, 1 << 34), None);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! hand-edited JSON). Like gltf-json's validation pass it reports *every* problem with a
 //! JSON path to it, not just the first.
 
-use super::families::{Group, RadialChildren};
+use super::families::{FamilyCodec, Group, RadialChildren};
 use super::info::referenced_families;
 use super::layer::{Layer, LayerItem};
 use super::rules::RuleKind;
@@ -40,7 +40,25 @@ impl Checker<'_> {
         }
     }
 
-    fn ids<T>(&mut self, path: &str, group: &Group<T>, id: impl Fn(&T) -> i32, name: impl Fn(&T) -> &str) {
+    fn ids<T: FamilyCodec>(&mut self, path: &str, group: &Group<T>, id: impl Fn(&T) -> i32, name: impl Fn(&T) -> &str) {
+        // The reader decides known or raw by the group's version FORM (swg-trn §3): a known
+        // group with a version it does not know would be written and then read back as raw,
+        // and a raw group that holds a known version would read back as known (fuzz finding,
+        // compile_json). Either way `compile` would not write what the JSON says.
+        match group {
+            Group::Known { version, .. } if !T::knows_version(*version) => {
+                self.push(&format!("{path}.version"), format!("group version {version} is not one the reader knows; give the group as `raw`"))
+            }
+            Group::Raw { raw } => match Group::<T>::read(&raw.0, String::new()) {
+                Ok(Group::Raw { .. }) => {}
+                Ok(Group::Known { version, .. }) => self.push(
+                    &format!("{path}.raw"),
+                    format!("reads back as a known version {version} group; give it as `version` and `families`"),
+                ),
+                Err(e) => self.push(&format!("{path}.raw"), format!("does not read back as a group: {e}")),
+            },
+            Group::Known { .. } => {}
+        }
         let mut seen = HashSet::new();
         for (i, f) in group.families().iter().enumerate() {
             if !seen.insert(id(f)) {
@@ -162,12 +180,92 @@ impl Terrain {
 
 fn check_packed(c: &mut Checker, path: &str, m: &super::header::PackedIntMap) {
     let ctl = &m.control;
+    // width · height · bits can reach 2^96 (three u32 fields from the file, swg-trn §2.4):
+    // checked, so a hostile control block is a problem, not an overflow panic (debug) or a
+    // wrapped size that a short DATA happens to match (release). Found by fuzzing.
     let need = if ctl.bits_per_element == 0 {
-        1
+        Some(1)
     } else {
-        (u64::from(ctl.width) * u64::from(ctl.height) * u64::from(ctl.bits_per_element)).div_ceil(8)
+        u64::from(ctl.width)
+            .checked_mul(u64::from(ctl.height))
+            .and_then(|n| n.checked_mul(u64::from(ctl.bits_per_element)))
+            .map(|bits| bits.div_ceil(8))
     };
-    if m.data.0.len() as u64 != need {
-        c.push(&format!("{path}.data"), format!("{} bytes, but the control block needs {need}", m.data.0.len()));
+    match need {
+        None => c.push(
+            &format!("{path}.control"),
+            format!(
+                "{}x{} elements of {} bits is more data than any file can hold",
+                ctl.width, ctl.height, ctl.bits_per_element
+            ),
+        ),
+        Some(need) if m.data.0.len() as u64 != need => {
+            c.push(&format!("{path}.data"), format!("{} bytes, but the control block needs {need}", m.data.0.len()))
+        }
+        Some(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::header::{Bytes, PackedIntMap, PackedMapControl};
+    use super::Problem;
+
+    /// The fuzz finding (shared/fuzz-findings/validate-overflow.trn), rebuilt in code: a flora
+    /// map whose control block says 2^32−1 × 2^32−1 elements of 2^32−1 bits. The product
+    /// overflows u64; it must be reported, not panic, and not wrap to a size the data matches.
+    #[test]
+    fn packed_map_size_overflow_is_a_problem() {
+        let mut t = super::super::json::demo_terrain();
+        assert!(t.validate().is_empty(), "the demo terrain is valid");
+        let control = PackedMapControl { width: u32::MAX, height: u32::MAX, bits_per_element: u32::MAX, minimum_value: 0 };
+        t.flora_map = Some(PackedIntMap { control, data: Bytes(vec![0; 16]) });
+        let problems = t.validate();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].path, "flora_map.control");
+        assert!(problems[0].message.contains("more data than any file can hold"), "{}", problems[0]);
+        // 2^31 · 2^31 · 32 = 2^67 wraps to 0 in u64: a wrapped check would accept 0 bytes of data.
+        let control = PackedMapControl { width: 1 << 31, height: 1 << 31, bits_per_element: 32, minimum_value: 0 };
+        t.flora_map = Some(PackedIntMap { control, data: Bytes(Vec::new()) });
+        let problems = t.validate();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].path, "flora_map.control");
+    }
+
+    /// compile_json fuzz finding: a JSON shader group with version 3 (the reader knows only
+    /// 6) was written as SGRP/0003 and read back as a raw group. And the reverse: a raw
+    /// group holding SGRP/0006 reads back as known. Both must be problems.
+    #[test]
+    fn family_group_versions_must_read_back_the_same() {
+        use super::super::families::{Group, ShaderFamily};
+        use crate::iff::{Form, Node, Tag};
+        let mut t = super::super::json::demo_terrain();
+        assert!(t.validate().is_empty());
+        let Group::Known { version, .. } = &mut t.generator.shader_families else { panic!("demo groups are known") };
+        *version = 3;
+        let problems = t.validate();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].path, "generator.shader_families.version");
+        // (Raw groups below hold no families, so the demo's references to them are problems
+        // too; only the group's own problem is checked.)
+        let ours = |p: &[Problem]| p.iter().filter(|p| p.path.starts_with("generator.shader_families")).cloned().collect::<Vec<_>>();
+        let known = Node::Form(Form {
+            tag: Tag(*b"SGRP"),
+            children: vec![Node::Form(Form { tag: Tag(*b"0006"), children: vec![], offset: 0 })],
+            offset: 0,
+        });
+        t.generator.shader_families = Group::<ShaderFamily>::Raw { raw: super::super::RawNode(known) };
+        let problems = ours(&t.validate());
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].path, "generator.shader_families.raw");
+        assert!(problems[0].message.contains("known version 6"), "{}", problems[0]);
+        // A raw group with an unknown version is fine: it reads back raw.
+        let unknown = Node::Form(Form {
+            tag: Tag(*b"SGRP"),
+            children: vec![Node::Form(Form { tag: Tag(*b"0099"), children: vec![], offset: 0 })],
+            offset: 0,
+        });
+        t.generator.shader_families = Group::Raw { raw: super::super::RawNode(unknown) };
+        assert!(ours(&t.validate()).is_empty(), "{:?}", t.validate());
     }
 }
