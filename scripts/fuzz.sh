@@ -4,7 +4,8 @@
 #   scripts/fuzz.sh [MINUTES]      # minutes per target (default 3)
 #
 # Targets (fuzz/fuzz_targets/, see each file's header for what it asserts): parse_trn,
-# tga_bitmap, convert_readers (.ter, GeoTIFF, 16-bit PNG, RAW), compile_json.
+# tga_bitmap, convert_readers (.ter, GeoTIFF, 16-bit PNG, RAW), compile_json, parse_nwn2,
+# parse_scs.
 #
 # Environment:
 #   FUZZ_WORK     work folder, outside the repository (default /tmp/trnbake-fuzz): corpora in
@@ -23,7 +24,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 DATA=${TRNBAKE_DATA:-../shared/data}
 WORK=${FUZZ_WORK:-/tmp/trnbake-fuzz}
-TARGETS=${FUZZ_TARGETS:-parse_trn tga_bitmap convert_readers compile_json}
+TARGETS=${FUZZ_TARGETS:-parse_trn tga_bitmap convert_readers compile_json parse_nwn2 parse_scs}
 RSS_MB=${FUZZ_RSS_MB:-2048}
 SECONDS_PER_TARGET=$((MINUTES * 60))
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
@@ -112,6 +113,19 @@ if [[ " $TARGETS " == *" convert_readers "* ]]; then
     { printf '\003'; le32 "$side"; le32 "$side"; printf "\\$flag"; cat "$SEEDS/bake/height.$f"; } > "$SEEDS/raw-$f"
     seed convert_readers "$SEEDS/raw-$f"
   done
+fi
+
+if [[ " $TARGETS " == *" parse_nwn2 "* ]]; then
+  # The real areas are megabytes; a small area exported here from a tiny heightmap keeps runs
+  # fast and still has every packet (TRWH, TRRN, ASWM with tiles, islands and path tables).
+  "$TRNBAKE" -q compile golden/demo.json -o "$SEEDS/demo-nwn2.trn"
+  "$TRNBAKE" -q bake "$SEEDS/demo-nwn2.trn" -o "$SEEDS/nwn2-hm" --spacing 64 --backend cpu --maps height --format tif
+  "$TRNBAKE" -q nwn2 export "$SEEDS/nwn2-hm/height.tif" --megatiles 1x1 --height-range -20,20 \
+    -o "$SEEDS/area.trn" --trx >/dev/null 2>&1 && { seed parse_nwn2 "$SEEDS/area.trn"; seed parse_nwn2 "$SEEDS/area.trx"; }
+fi
+
+if [[ " $TARGETS " == *" parse_scs "* ]] && [ -d "$DATA/scs" ]; then
+  while IFS= read -r f; do seed parse_scs "$f" "$(basename "$(dirname "$f")")-$(basename "$f")"; done < <(find "$DATA/scs" -type f)
 fi
 
 # ---------------------------------------------------------------------------------------------
