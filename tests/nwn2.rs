@@ -6,17 +6,8 @@ use std::path::PathBuf;
 
 use trnbake::nwn2::{codec, model::*};
 
-/// A real NWN2 file under `../shared/data/nwn2`, or `None` with a skip (CI: missing fails).
-fn nwn2_file(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/nwn2").join(name);
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("test data {} is missing (required in CI)", p.display());
-    }
-    eprintln!("skipping: test data {} is missing", p.display());
-    None
+fn nwn2_file(rel: &str) -> Option<PathBuf> {
+    common::shared_data_file(&format!("nwn2/{rel}"))
 }
 
 const SAMPLES: [&str; 2] = ["TestImportExportTRN.trn", "TestImportExportTRN.trx"];

@@ -17,15 +17,7 @@ use trnbake::scs::map::Map;
 use trnbake::scs::token::Token;
 
 fn scs_data(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/scs").join(rel);
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("test data {} is missing (required in CI)", p.display());
-    }
-    eprintln!("skipping: test data {} is missing", p.display());
-    None
+    common::shared_data_file(&format!("scs/{rel}"))
 }
 
 fn tmp(name: &str) -> PathBuf {

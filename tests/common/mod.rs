@@ -10,9 +10,10 @@ pub fn swg_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/swg")
 }
 
-/// A real data file, or `None` with a printed skip. In CI (`CI=true`) a missing file fails.
-pub fn real_file(rel: &str) -> Option<PathBuf> {
-    let p = swg_root().join(rel);
+/// A real data file under `../shared/data/GAME_REL`, or `None` with a printed skip. In CI
+/// (`CI=true`) a missing file fails.
+pub fn shared_data_file(rel: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
     if p.exists() {
         return Some(p);
     }
@@ -21,6 +22,11 @@ pub fn real_file(rel: &str) -> Option<PathBuf> {
     }
     eprintln!("skipping: test data {} is missing", p.display());
     None
+}
+
+/// A real SWG data file (relative to `../shared/data/swg`), as [`shared_data_file`].
+pub fn real_file(rel: &str) -> Option<PathBuf> {
+    shared_data_file(&format!("swg/{rel}"))
 }
 
 /// The GPU context, or `None` (skip with a message) outside CI; in CI (`CI=true`) a missing
