@@ -13,6 +13,7 @@
 
 pub mod iff;
 pub mod grid;
+pub mod lanes;
 pub mod noise;
 pub mod swg;
 pub mod app;

@@ -1,23 +1,62 @@
-//! The CPU backend's layer-major row evaluator equals the per-post reference bit for bit.
+//! The CPU backend's layer-major row evaluator equals the per-post reference bit for bit, at
+//! every lane width (`trnbake::lanes`).
 
 mod common;
+use trnbake::eval::block::{height_row_with, RowScratch};
 use trnbake::eval::{height_at_point, Grid, HeightEvaluator};
+use trnbake::lanes::Width;
+use trnbake::plan::{BakePlan, TileList};
 use trnbake::plan::HeightOptions;
 use trnbake::swg::Terrain;
 
+/// The grid in 64² blocks with their culled programs, row by row at lane width `w` (what
+/// `HeightEvaluator::grid_region` does at the process's width).
+fn rows_at(w: Width, e: &HeightEvaluator, grid: &Grid) -> Vec<f32> {
+    let mut out = vec![0.0f32; grid.cols as usize * grid.rows as usize];
+    for br in (0..grid.rows).step_by(64) {
+        for bc in (0..grid.cols).step_by(64) {
+            let (cols, rows) = (64.min(grid.cols - bc), 64.min(grid.rows - br));
+            let tile = e.plan.tile_layers(grid.area(bc, br, bc + cols - 1, br + rows - 1));
+            let xs: Vec<f32> = (0..cols).map(|c| grid.post(bc + c, 0).0).collect();
+            let mut scratch = RowScratch::default();
+            let mut row = vec![0.0f32; cols as usize];
+            for r in br..br + rows {
+                let z = grid.post(0, r).1;
+                trnbake::with_lanes_at!(w, |L; plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, row: &mut [f32], s: &mut RowScratch| -> () {
+                    height_row_with::<L>(plan, tile, xs, z, row, s)
+                }, &e.plan, &tile, &xs, z, &mut row, &mut scratch);
+                let dst = (r * grid.cols + bc) as usize;
+                out[dst..dst + cols as usize].copy_from_slice(&row);
+            }
+        }
+    }
+    out
+}
+
+/// Posts where the row evaluator differs from the per-post walk, at every lane width this
+/// CPU has (scalar, SSE2, AVX2) and through `grid_region` at the process's width.
 fn check(t: &Terrain, grid: Grid) -> usize {
     let e = HeightEvaluator::new(t, &HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() }).unwrap();
-    let mut fast = vec![0.0f32; grid.cols as usize * grid.rows as usize];
-    e.grid_region(&grid, 0, 0, grid.cols, grid.rows, 64, &mut fast);
+    let mut region = vec![0.0f32; grid.cols as usize * grid.rows as usize];
+    e.grid_region(&grid, 0, 0, grid.cols, grid.rows, 64, &mut region);
+    let mut results = vec![("grid_region".to_string(), region)];
+    for w in Width::available() {
+        results.push((w.name().to_string(), rows_at(w, &e, &grid)));
+    }
     let everywhere = e.plan.tile_layers([f32::MIN, f32::MIN, f32::MAX, f32::MAX]);
     let mut differ = 0;
     for r in 0..grid.rows {
         for c in 0..grid.cols {
             let (x, z) = grid.post(c, r);
             let want = height_at_point(&e.plan, &everywhere, x, z);
-            let got = fast[(r * grid.cols + c) as usize];
-            if want.to_bits() != got.to_bits() {
-                differ += 1;
+            for (name, got) in &results {
+                let got = got[(r * grid.cols + c) as usize];
+                if want.to_bits() != got.to_bits() {
+                    if differ < 5 {
+                        eprintln!("{name}: post ({c}, {r}) at ({x}, {z}): {got} vs the per-post {want}");
+                    }
+                    differ += 1;
+                }
             }
         }
     }

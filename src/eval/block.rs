@@ -9,10 +9,12 @@
 //! amount is set to 0, and nothing in a subtree has a side effect unless T > 0).
 
 use super::affector::{apply_height_affector, height_operation};
-use super::boundary::boundary_influence;
-use super::feather::{feather, feathered_range};
+use super::row_ops;
+use crate::lanes::Lanes;
+use super::boundary::{boundary_influence, boundary_span};
+use super::feather::feather;
 use super::filter::filter_value_height_pass;
-use crate::plan::{AffectorRecord, BakePlan, TileList, AFFECTOR_HEIGHT_FRACTAL, FILTER_FRACTAL, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH};
+use crate::plan::{AffectorRecord, BakePlan, BoundaryRecord, FilterRecord, TileList, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, BOUNDARY_CIRCLE, BOUNDARY_RECTANGLE, FILTER_FRACTAL, FILTER_HEIGHT, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH};
 
 /// Scratch space for [`height_row`], reused across rows.
 #[derive(Default)]
@@ -28,10 +30,26 @@ pub struct RowScratch {
 }
 
 
-/// Heights of the posts at `xs` (all at the same `z`) into `out`, walking `tile`.
+/// Heights of the posts at `xs` (ascending, all at the same `z`) into `out`, walking
+/// `tile`, at the process's lane width (`crate::lanes::width`).
 pub fn height_row(plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mut [f32], s: &mut RowScratch) {
+    crate::with_lanes!(
+        |L; plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mut [f32], s: &mut RowScratch| -> () {
+            height_row_with::<L>(plan, tile, xs, z, out, s)
+        },
+        plan, tile, xs, z, out, s
+    )
+}
+
+/// [`height_row`] at the lane width `L`.
+///
+/// # Safety
+/// The CPU must have `L`'s instructions.
+#[inline(always)]
+pub unsafe fn height_row_with<L: Lanes>(plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mut [f32], s: &mut RowScratch) {
     let n = xs.len();
     assert_eq!(out.len(), n);
+    debug_assert!(xs.windows(2).all(|w| w[0] <= w[1]), "height_row needs ascending xs");
     out.fill(0.0);
     // amounts[d * n + l]: product of the open ancestors' amounts above depth d at lane l.
     // Only depth 0 needs initialising: a layer writes its children's row before they run.
@@ -60,7 +78,7 @@ pub fn height_row(plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mu
             // A layer without boundaries or filters has amount 1 wherever its parent is
             // open: T = parent, and its children see the parent's amounts (parent × 1).
             child.copy_from_slice(parent);
-            apply_affectors(plan, affectors, xs, z, parent, out, &mut s.fractal);
+            apply_affectors::<L>(plan, affectors, xs, z, parent, out, &mut s.fractal);
             i += 1;
             continue;
         }
@@ -68,7 +86,8 @@ pub fn height_row(plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mu
         let amount = &mut s.amount[..n];
         let extent = &mut s.extent[..n];
 
-        // 1. Boundaries.
+        // 1. Boundaries, each only over the lanes it can reach (`boundary_span`: elsewhere
+        //    its influence is exactly 0, and max(amount, 0) = amount).
         let initial = if layer.boundary_count == 0 { 1.0 } else { 0.0 };
         amount.fill(initial);
         let needs_extent = layer.flags & LAYER_NEEDS_EXTENT != 0;
@@ -78,7 +97,15 @@ pub fn height_row(plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mu
         let bstart = entry.boundary_start as usize;
         for &bi in &tile.boundaries[bstart..bstart + entry.boundary_count as usize] {
             let b = &plan.boundaries[bi as usize];
-            for l in 0..n {
+            let span = boundary_span(b, xs, z);
+            if span.is_empty() {
+                continue;
+            }
+            if !needs_extent && (b.kind == BOUNDARY_CIRCLE || b.kind == BOUNDARY_RECTANGLE) {
+                boundary_lanes::<L>(b, &xs[span.clone()], z, &parent[span.clone()], &mut amount[span]);
+                continue;
+            }
+            for l in span {
                 if parent[l] <= 0.0 || (!needs_extent && amount[l] >= 1.0) {
                     continue;
                 }
@@ -116,22 +143,24 @@ pub fn height_row(plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mu
             for f in &plan.filters[fstart..fstart + layer.filter_count as usize] {
                 // Once a lane's amount is 0 the per-post walk stops its filter loop; min(0, v)
                 // with v ≥ 0 would stay 0 anyway, so such lanes are skipped.
+                let range = live_range(amount);
                 if f.kind == FILTER_FRACTAL {
                     if let Some(fractal) = plan.fractals.get(f.family as usize) {
                         // Row-evaluated fractal over the live lanes: equal per lane to the
                         // `fr.value(x, z)` of filter_value_height_pass.
-                        let range = live_range(amount);
-                        fractal.value_row(&xs[range.clone()], z, &mut s.fractal[range.clone()]);
-                        for l in range {
-                            if amount[l] > 0.0 {
-                                let v = feather(f.feather_type, feathered_range(s.fractal[l] * f.value, f.low, f.high, f.feather_amount));
-                                amount[l] = amount[l].min(v);
-                            }
-                        }
+                        fractal.value_row_with::<L>(&xs[range.clone()], z, &mut s.fractal[range.clone()]);
+                        let values = &mut s.fractal[range.clone()];
+                        scale_lanes::<L>(values, f.value);
+                        filter_lanes::<L>(f, values, &mut amount[range]);
                         continue;
                     }
                 }
-                for l in 0..n {
+                if f.kind == FILTER_HEIGHT {
+                    // FHGT reads the height so far; equal per lane to filter_value_height_pass.
+                    filter_lanes::<L>(f, &out[range.clone()], &mut amount[range]);
+                    continue;
+                }
+                for l in range {
                     if amount[l] > 0.0 {
                         let ext = if needs_extent { extent[l] } else { [-half, -half, half, half] };
                         let v = feather(f.feather_type, filter_value_height_pass(plan, f, ext, out[l], xs[l], z));
@@ -156,7 +185,7 @@ pub fn height_row(plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mu
             t[l] = if open { amount[l] * parent[l] } else { 0.0 };
             child[l] = if open { parent[l] * amount[l] } else { 0.0 };
         }
-        apply_affectors(plan, affectors, xs, z, t, out, &mut s.fractal);
+        apply_affectors::<L>(plan, affectors, xs, z, t, out, &mut s.fractal);
         i += 1;
     }
 }
@@ -168,26 +197,123 @@ fn live_range(values: &[f32]) -> std::ops::Range<usize> {
     lo..hi + 1
 }
 
+/// `values[l] *= factor`, a vector at a time, then the tail.
+#[inline(always)]
+unsafe fn scale_lanes<L: Lanes>(values: &mut [f32], factor: f32) {
+    let w = L::WIDTH;
+    let groups = values.len() / w;
+    let vf = L::splat(factor);
+    for k in 0..groups {
+        let p = values.as_mut_ptr().add(k * w);
+        L::store(p, L::mul(L::load(p), vf));
+    }
+    for v in &mut values[groups * w..] {
+        *v *= factor;
+    }
+}
+
+/// `amount[l] = min(amount[l], feather(I(input[l]; low, high, a)))` where `amount[l] > 0`:
+/// the FFRA/FHGT step of the filter loop, a vector at a time (tail padded).
+#[inline(always)]
+unsafe fn filter_lanes<L: Lanes>(f: &FilterRecord, input: &[f32], amount: &mut [f32]) {
+    let w = L::WIDTH;
+    let groups = input.len() / w;
+    for k in 0..groups {
+        let pa = amount.as_mut_ptr().add(k * w);
+        L::store(pa, filter_step::<L>(f, L::load(input.as_ptr().add(k * w)), L::load(pa)));
+    }
+    let done = groups * w;
+    if done < input.len() {
+        let (mut vi, mut va) = (L::Arr::default(), L::Arr::default());
+        let m = input.len() - done;
+        vi.as_mut()[..m].copy_from_slice(&input[done..]);
+        va.as_mut()[..m].copy_from_slice(&amount[done..]);
+        let r = L::to_arr(filter_step::<L>(f, L::from_arr(&vi), L::from_arr(&va)));
+        amount[done..].copy_from_slice(&r.as_ref()[..m]);
+    }
+}
+
+/// One vector of [`filter_lanes`].
+#[inline(always)]
+unsafe fn filter_step<L: Lanes>(f: &FilterRecord, v: L::F, a: L::F) -> L::F {
+    let weight = row_ops::feather::<L>(f.feather_type, row_ops::feathered_range::<L>(v, f.low, f.high, f.feather_amount));
+    // f32::min(a, weight): `min(weight, a)` returns `a` when weight is NaN, as f32::min does.
+    L::select(L::gt(a, L::splat(0.0)), L::min(weight, a), a)
+}
+
+/// One vector of [`boundary_lanes`].
+#[inline(always)]
+unsafe fn boundary_step<L: Lanes>(b: &BoundaryRecord, x: L::F, z: f32, p: L::F, a: L::F) -> L::F {
+    let raw = if b.kind == BOUNDARY_CIRCLE { row_ops::circle::<L>(b, x, z) } else { row_ops::rectangle::<L>(b, x, z) };
+    let v = row_ops::feather::<L>(b.feather_type, raw);
+    let skip = L::or(L::le(p, L::splat(0.0)), L::ge(a, L::splat(1.0)));
+    // f32::max(a, v): `max(v, a)` returns `a` when v is NaN, as f32::max does.
+    L::select(skip, a, L::max(v, a))
+}
+
+/// One circle or rectangle over its span: `amount = max(amount, feather(influence))` on the
+/// lanes whose parent is open and amount below 1 (the scalar loop's skip rule).
+#[inline(always)]
+unsafe fn boundary_lanes<L: Lanes>(b: &BoundaryRecord, xs: &[f32], z: f32, parent: &[f32], amount: &mut [f32]) {
+    let w = L::WIDTH;
+    let groups = xs.len() / w;
+    for k in 0..groups {
+        let pa = amount.as_mut_ptr().add(k * w);
+        L::store(pa, boundary_step::<L>(b, L::load(xs.as_ptr().add(k * w)), z, L::load(parent.as_ptr().add(k * w)), L::load(pa)));
+    }
+    let done = groups * w;
+    if done < xs.len() {
+        let m = xs.len() - done;
+        let (mut vx, mut vp, mut va) = (L::Arr::default(), L::Arr::default(), L::Arr::default());
+        vx.as_mut()[..m].copy_from_slice(&xs[done..]);
+        vp.as_mut()[..m].copy_from_slice(&parent[done..]);
+        va.as_mut()[..m].copy_from_slice(&amount[done..]);
+        let r = L::to_arr(boundary_step::<L>(b, L::from_arr(&vx), z, L::from_arr(&vp), L::from_arr(&va)));
+        amount[done..].copy_from_slice(&r.as_ref()[..m]);
+    }
+}
+
+/// `out[l] = height_operation(op, out[l], c[l], t[l])` where `t[l] > 0`, a vector at a time.
+#[inline(always)]
+unsafe fn operation_lanes<L: Lanes>(op: i32, c: &[f32], scale: f32, t: &[f32], out: &mut [f32]) {
+    let w = L::WIDTH;
+    let vscale = L::splat(scale);
+    let groups = out.len() / w;
+    for k in 0..groups {
+        let po = out.as_mut_ptr().add(k * w);
+        let cv = L::mul(L::load(c.as_ptr().add(k * w)), vscale);
+        L::store(po, row_ops::height_operation::<L>(op, L::load(po), cv, L::load(t.as_ptr().add(k * w))));
+    }
+    for l in groups * w..out.len() {
+        if t[l] > 0.0 {
+            out[l] = height_operation(op, out[l], c[l] * scale, t[l]);
+        }
+    }
+}
+
 /// Apply a layer's height affectors, in order, to every lane with amount `t[l]` > 0.
 /// Affector-major, but each lane still sees its affectors in order.
-fn apply_affectors(plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], out: &mut [f32], fractal_values: &mut [f32]) {
+#[inline(always)]
+unsafe fn apply_affectors<L: Lanes>(plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], out: &mut [f32], fractal_values: &mut [f32]) {
     if affectors.is_empty() {
         return;
     }
     let range = live_range(t);
     for a in affectors {
-        let fractal = if a.kind == AFFECTOR_HEIGHT_FRACTAL { plan.fractals.get(a.index as usize) } else { None };
-        match fractal {
-            Some(fractal) => {
+        match a.kind {
+            AFFECTOR_HEIGHT_FRACTAL if (a.index as usize) < plan.fractals.len() => {
                 // Equal per lane to apply_height_affector's `f.value(x, z) * a.value`.
-                fractal.value_row(&xs[range.clone()], z, &mut fractal_values[range.clone()]);
-                for l in range.clone() {
-                    if t[l] > 0.0 {
-                        out[l] = height_operation(a.operation, out[l], fractal_values[l] * a.value, t[l]);
-                    }
-                }
+                let fractal = &plan.fractals[a.index as usize];
+                fractal.value_row_with::<L>(&xs[range.clone()], z, &mut fractal_values[range.clone()]);
+                operation_lanes::<L>(a.operation, &fractal_values[range.clone()], a.value, &t[range.clone()], &mut out[range.clone()]);
             }
-            None => {
+            AFFECTOR_HEIGHT_CONSTANT => {
+                // c = value · 1: the constant as is (x · 1.0 = x exactly, NaN kept).
+                let ones = &mut fractal_values[range.clone()];
+                ones.fill(1.0);
+                operation_lanes::<L>(a.operation, ones, a.value, &t[range.clone()], &mut out[range.clone()]);
+            }
+            _ => {
                 for l in range.clone() {
                     if t[l] > 0.0 {
                         out[l] = apply_height_affector(plan, a, out[l], t[l], xs[l], z);

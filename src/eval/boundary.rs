@@ -144,6 +144,43 @@ pub fn boundary_influence(b: &BoundaryRecord, points: &[[f32; 2]], x: f32, z: f3
     }
 }
 
+/// The lanes of a row of posts (`xs` ascending, all at `z`) outside which `b`'s influence is
+/// exactly 0, so the row walk can leave them alone: empty when the row misses the boundary.
+/// Circles get a margin of 10⁻⁵·r + 1 cm, enough that every post outside it has a computed
+/// d² strictly above r² despite f32 rounding; the others test the very bounds their
+/// influence functions test first. Records with non-finite parameters get the whole row.
+pub fn boundary_span(b: &BoundaryRecord, xs: &[f32], z: f32) -> std::ops::Range<usize> {
+    let whole = 0..xs.len();
+    let (x0, x1) = match b.kind {
+        BOUNDARY_CIRCLE => {
+            let [cx, cz, r, _] = b.params;
+            if !(cx.is_finite() && cz.is_finite() && r.is_finite()) {
+                return whole;
+            }
+            let dz = z - cz;
+            if dz * dz > r * r {
+                return 0..0;
+            }
+            let reach = r.abs() * (1.0 + 1e-5) + 1e-2;
+            (cx - reach, cx + reach)
+        }
+        BOUNDARY_RECTANGLE | BOUNDARY_POLYGON | BOUNDARY_POLYLINE => {
+            let [minx, minz, maxx, maxz] = if b.kind == BOUNDARY_RECTANGLE { b.params } else { b.bounds };
+            if !b.params.iter().chain(&b.bounds).all(|v| v.is_finite()) {
+                return whole;
+            }
+            if z < minz || z > maxz {
+                return 0..0;
+            }
+            (minx, maxx)
+        }
+        _ => return whole,
+    };
+    let lo = xs.partition_point(|&x| x < x0);
+    let hi = xs.partition_point(|&x| x <= x1).max(lo);
+    lo..hi
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

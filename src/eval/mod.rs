@@ -7,6 +7,7 @@ pub mod block;
 pub mod boundary;
 pub mod feather;
 pub mod filter;
+pub mod row_ops;
 
 use crate::plan::{AffectorRecord, BakePlan, FilterRecord, HeightOptions, PlanError, TileList, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH};
 use crate::swg::Terrain;
