@@ -7,7 +7,10 @@
 //! coordinates").
 
 use crate::eval::{Grid, HeightEvaluator};
-use crate::export::set::{export, ExportChoice, ExportSpec, ExportSummary};
+mod bands;
+
+use crate::export::set::{export, ExportChoice, ExportReport, ExportSpec, ExportSummary, Format};
+use bands::{BandProgress, StreamedCheckpoints};
 use crate::export::source::{check_block, read_exact_at, scan_min_max};
 use crate::export::{HeightSource, PostGrid, WrittenFile};
 use crate::fsutil::write_atomic;
@@ -220,55 +223,94 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     let adapter = gpu.as_ref().map(|c| c.adapter.clone());
     let backend_name = backend_name(gpu.as_ref()).to_string();
 
+    // Tiles from the north edge down, band by band, so that the outputs can be written
+    // while later bands compute (`bands`): the Float32 formats stream, the others (their
+    // encoding needs the height range) follow the compute.
+    let mut todo = todo;
+    bands::north_first(&mut todo);
+    let progress = BandProgress::new(&job.grid, job.params.tile, &todo);
+    let streamed_spec = match job.shard {
+        None if job.export.preset.is_none() && job.export.tiles.is_none() => {
+            let (now, later): (Vec<Format>, Vec<Format>) = job.export.formats.iter().partition(|f| !f.needs_range());
+            (!now.is_empty()).then(|| (ExportChoice { formats: now, ..job.export.clone() }, ExportChoice { formats: later, ..job.export.clone() }))
+        }
+        _ => None,
+    };
+
     let pb = progress_bar(todo.len() as u64, job.quiet, "height");
     let t_compute = Instant::now();
-    let mut save_error: Option<anyhow::Error> = None;
-    let mut save = |t: TileSpec, data: &[f32]| {
-        // GPU tiles arrive here one by one while the next tile computes.
-        if save_error.is_some() {
-            return;
-        }
-        let bytes: &[u8] = bytemuck::cast_slice(data);
-        if let Err(e) = write_atomic(&tile_path(&job.outdir, &t), bytes) {
-            save_error = Some(anyhow::Error::new(e).context("cannot write a tile checkpoint"));
-        }
-        pb.inc(1);
-    };
-    match &gpu {
-        Some(ctx) => {
-            let pass = GpuHeightPass::new(ctx, &evaluator.plan);
-            pass.run(&job.grid, &todo, &mut save)?;
-            if let Some(e) = save_error.take() {
-                return Err(e);
-            }
-        }
-        None => {
-            use rayon::prelude::*;
-            // Tiles in parallel, each split into CPU_CULL_BLOCK² blocks (in parallel too)
-            // with their own culled programs, each tile checkpointed as soon as it is done.
-            todo.par_iter().try_for_each(|t| -> Result<()> {
-                let mut out = vec![0.0f32; t.cols as usize * t.rows as usize];
-                evaluator.grid_region(&job.grid, t.c0, t.r0, t.cols, t.rows, CPU_CULL_BLOCK, &mut out);
-                write_atomic(&tile_path(&job.outdir, t), bytemuck::cast_slice(&out)).context("cannot write a tile checkpoint")?;
-                pb.inc(1);
-                Ok(())
-            })?;
-        }
-    }
-    pb.finish_and_clear();
-    let compute_seconds = t_compute.elapsed().as_secs_f64();
-
     let mut report = BakeReport::new(backend_name, adapter, u64::from(job.grid.cols) * u64::from(job.grid.rows));
     report.tiles_computed = todo.len();
     report.tiles_resumed = resumed;
-    report.compute_seconds = compute_seconds;
+    let citation = bake_citation(&job.params);
+    let streamed = std::thread::scope(|scope| -> Result<Option<(ExportReport, Option<ExportReport>)>> {
+        let writer = match &streamed_spec {
+            Some((now, _)) => {
+                let files = CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir);
+                let spec = ExportSpec::for_bake(now, citation.clone());
+                let outdir = &job.outdir;
+                let progress = &progress;
+                Some(scope.spawn(move || export(&StreamedCheckpoints { files, progress }, None, &spec, outdir, &|_| ())))
+            }
+            None => None,
+        };
+        let join = |w: std::thread::ScopedJoinHandle<'_, Result<ExportReport>>| w.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the output writer panicked")));
+        if let Err(e) = compute_tiles(job, evaluator, gpu.as_ref(), &todo, &progress, &pb) {
+            progress.fail();
+            if let Some(w) = writer {
+                let _ = join(w);
+            }
+            return Err(e);
+        }
+        pb.finish_and_clear();
+        report.compute_seconds = t_compute.elapsed().as_secs_f64();
+        let (Some(writer), Some((_, later))) = (writer, &streamed_spec) else { return Ok(None) };
+        // The outputs that need the height range, written while the streamed ones finish.
+        // The range: computed tiles reported theirs, resumed ones are read.
+        let src = CheckpointSource::new(&job.grid, job.params.tile, std::slice::from_ref(&job.outdir))?;
+        for t in mine.iter().filter(|t| !todo.contains(t)) {
+            let mut buf = vec![0.0f32; t.cols as usize * t.rows as usize];
+            src.read_block(t.c0, t.r0, t.cols, t.rows, &mut buf)?;
+            progress.include(crate::export::finite_min_max(&buf));
+        }
+        let range = progress.range().context("the bake has no finite height")?;
+        let rest = if later.formats.is_empty() {
+            None
+        } else {
+            let pb = progress_bar(0, job.quiet, "writing");
+            let r = export(&src, Some(range), &ExportSpec::for_bake(later, citation.clone()), &job.outdir, &|total| {
+                pb.set_length(total);
+                pb.inc(1);
+            });
+            pb.finish_and_clear();
+            Some(r?)
+        };
+        Ok(Some((join(writer)?, rest)))
+    })?;
+
     if job.shard.is_some() {
         let done = BakeState { complete: true, ..state };
         write_atomic(&state_path, serde_json::to_string_pretty(&done)?.as_bytes())?;
         report.total_seconds = start.elapsed().as_secs_f64();
         return Ok(report);
     }
-    assemble(&job.params, &job.grid, std::slice::from_ref(&job.outdir), &job.outdir, &job.export, job.quiet, &mut report)?;
+    match streamed {
+        Some((streamed, rest)) => {
+            let (min, max) = progress.range().context("the bake has no finite height")?;
+            report.min_height = min;
+            report.max_height = max;
+            report.outputs = streamed.files;
+            let mut summary = streamed.summary;
+            if let Some(rest) = rest {
+                report.outputs.extend(rest.files);
+                summary = rest.summary;
+            }
+            summary.height_min = min;
+            summary.height_max = max;
+            report.export = Some(summary);
+        }
+        None => assemble(&job.params, &job.grid, std::slice::from_ref(&job.outdir), &job.outdir, &job.export, job.quiet, &mut report)?,
+    }
     if let Some(hook) = &job.surface_maps {
         // The surface maps need the whole grid (bake --maps auto keeps them to grids that
         // fit): read it back from the checkpoints.
@@ -288,6 +330,62 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
     let _ = std::fs::remove_file(&state_path);
     Ok(report)
+}
+
+/// Compute and checkpoint `todo` (already in north-first order) on the GPU when `gpu` is
+/// given, else on the CPU, reporting each finished tile to `progress`. The CPU computes one
+/// band of tiles at a time (its tiles, and each tile's blocks, in parallel), so bands finish
+/// in order from the north for the streamed writers.
+fn compute_tiles(job: &BakeJob, evaluator: &HeightEvaluator, gpu: Option<&GpuContext>, todo: &[TileSpec], progress: &BandProgress, pb: &indicatif::ProgressBar) -> Result<()> {
+    let (grid, tile) = (&job.grid, job.params.tile);
+    let checkpoint = |t: &TileSpec, data: &[f32]| -> Result<()> {
+        write_checkpoint(&tile_path(&job.outdir, t), data).context("cannot write a tile checkpoint")?;
+        progress.tile_done(grid, tile, t, crate::export::finite_min_max(data));
+        pb.inc(1);
+        Ok(())
+    };
+    match gpu {
+        Some(ctx) => {
+            // GPU tiles arrive here one by one, in `todo` order, while the next tile computes.
+            let mut save_error: Option<anyhow::Error> = None;
+            let mut save = |t: TileSpec, data: &[f32]| {
+                if save_error.is_none() {
+                    save_error = checkpoint(&t, data).err();
+                }
+            };
+            GpuHeightPass::new(ctx, &evaluator.plan).run(grid, todo, &mut save)?;
+            save_error.map_or(Ok(()), Err)
+        }
+        None => {
+            use rayon::prelude::*;
+            for band in todo.chunk_by(|a, b| a.r0 == b.r0) {
+                band.par_iter().try_for_each(|t| -> Result<()> {
+                    let mut out = vec![0.0f32; t.cols as usize * t.rows as usize];
+                    evaluator.grid_region(grid, t.c0, t.r0, t.cols, t.rows, CPU_CULL_BLOCK, &mut out);
+                    checkpoint(t, &out)
+                })?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Write a tile checkpoint: temp file + rename, without the fsync of the outputs. A killed
+/// bake cannot leave a partial checkpoint under its final name (the rename is atomic and
+/// [`tile_done`] checks the size), and a checkpoint lost to a crash of the whole machine is
+/// recomputed on resume; syncing hundreds of tiles would only slow every bake.
+fn write_checkpoint(path: &Path, data: &[f32]) -> std::io::Result<()> {
+    let tmp = crate::fsutil::temp_path_for(path);
+    let result = std::fs::write(&tmp, bytemuck::cast_slice::<f32, u8>(data)).and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// The GeoTIFF citation / CRS name of a bake's outputs.
+fn bake_citation(params: &BakeParams) -> String {
+    format!("SWG {} local metres", Path::new(&params.input).file_stem().map_or("terrain".into(), |s| s.to_string_lossy()))
 }
 
 /// The GPU context `backend` asks for, or `None` for the CPU backend; says which on stderr
@@ -374,8 +472,19 @@ impl CheckpointSource {
                 .with_context(|| format!("tile at post ({}, {}) is missing from every shard folder", t.c0, t.r0))?;
             files.push(f);
         }
+        Ok(Self::with_files(grid, tile, files))
+    }
+
+    /// The checkpoints a bake into `outdir` is still writing: every tile's file name, whether
+    /// it exists yet or not (a [`bands::StreamedCheckpoints`] reads a tile only once it is done).
+    pub fn pending(grid: &Grid, tile: u32, outdir: &Path) -> Self {
+        let files = tiles(grid, tile).iter().map(|t| tile_path(outdir, t)).collect();
+        Self::with_files(grid, tile, files)
+    }
+
+    fn with_files(grid: &Grid, tile: u32, files: Vec<PathBuf>) -> Self {
         let post_grid = PostGrid { cols: grid.cols, rows: grid.rows, west_x: grid.x0, south_z: grid.z0, spacing: grid.spacing };
-        Ok(Self { grid: post_grid, tile, tiles_x: grid.cols.div_ceil(tile), files })
+        Self { grid: post_grid, tile, tiles_x: grid.cols.div_ceil(tile), files }
     }
 }
 
@@ -430,8 +539,7 @@ pub fn assemble(
     let (min, max) = scan_min_max(&src)?.context("the bake has no finite height")?;
     report.min_height = min;
     report.max_height = max;
-    let citation = format!("SWG {} local metres", Path::new(&params.input).file_stem().map_or("terrain".into(), |s| s.to_string_lossy()));
-    let spec = ExportSpec::for_bake(choice, citation);
+    let spec = ExportSpec::for_bake(choice, bake_citation(params));
     let pb = progress_bar(0, quiet, "writing");
     let r = export(&src, Some((min, max)), &spec, outdir, &|total| {
         pb.set_length(total);

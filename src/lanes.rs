@@ -633,14 +633,15 @@ macro_rules! with_lanes {
         unsafe fn run_avx2($($arg: $ty),*) -> $ret {
             run::<$crate::lanes::Avx2>($($arg),*)
         }
+        let ($($arg,)*) = ($($val,)*);
         match $crate::lanes::width() {
             // SAFETY: `width()` returns Avx2 only when the CPU has it; SSE2 is part of
             // x86-64; the scalar lanes need nothing.
             #[cfg(target_arch = "x86_64")]
-            $crate::lanes::Width::Avx2 => unsafe { run_avx2($($val),*) },
+            $crate::lanes::Width::Avx2 => unsafe { run_avx2($($arg),*) },
             #[cfg(target_arch = "x86_64")]
-            $crate::lanes::Width::Sse2 => unsafe { run::<$crate::lanes::Sse2>($($val),*) },
-            $crate::lanes::Width::Scalar => unsafe { run::<$crate::lanes::Scalar>($($val),*) },
+            $crate::lanes::Width::Sse2 => unsafe { run::<$crate::lanes::Sse2>($($arg),*) },
+            $crate::lanes::Width::Scalar => unsafe { run::<$crate::lanes::Scalar>($($arg),*) },
         }
     }};
 }
@@ -656,15 +657,16 @@ macro_rules! with_lanes_at {
         unsafe fn run_avx2($($arg: $ty),*) -> $ret {
             run::<$crate::lanes::Avx2>($($arg),*)
         }
+        let ($($arg,)*) = ($($val,)*);
         match $w {
             #[cfg(target_arch = "x86_64")]
             $crate::lanes::Width::Avx2 => {
                 assert!(std::arch::is_x86_feature_detected!("avx2"), "this CPU has no AVX2");
-                unsafe { run_avx2($($val),*) }
+                unsafe { run_avx2($($arg),*) }
             }
             #[cfg(target_arch = "x86_64")]
-            $crate::lanes::Width::Sse2 => unsafe { run::<$crate::lanes::Sse2>($($val),*) },
-            $crate::lanes::Width::Scalar => unsafe { run::<$crate::lanes::Scalar>($($val),*) },
+            $crate::lanes::Width::Sse2 => unsafe { run::<$crate::lanes::Sse2>($($arg),*) },
+            $crate::lanes::Width::Scalar => unsafe { run::<$crate::lanes::Scalar>($($arg),*) },
         }
     }};
 }

@@ -10,7 +10,7 @@ use crate::plan::BoundaryRecord;
 
 /// [`super::feather::feather`] per lane.
 #[inline(always)]
-pub unsafe fn feather<L: Lanes>(feather_type: i32, t: L::F) -> L::F {
+pub(crate) unsafe fn feather<L: Lanes>(feather_type: i32, t: L::F) -> L::F {
     match feather_type {
         0 => t,
         1 => L::mul(t, t),
@@ -22,7 +22,7 @@ pub unsafe fn feather<L: Lanes>(feather_type: i32, t: L::F) -> L::F {
 
 /// [`super::feather::feathered_range`] per lane.
 #[inline(always)]
-pub unsafe fn feathered_range<L: Lanes>(v: L::F, lo: f32, hi: f32, a: f32) -> L::F {
+pub(crate) unsafe fn feathered_range<L: Lanes>(v: L::F, lo: f32, hi: f32, a: f32) -> L::F {
     let (vlo, vhi) = (L::splat(lo), L::splat(hi));
     let inside = L::and(L::lt(vlo, v), L::lt(v, vhi));
     let d = (hi - lo) * a * 0.5;
@@ -35,7 +35,7 @@ pub unsafe fn feathered_range<L: Lanes>(v: L::F, lo: f32, hi: f32, a: f32) -> L:
 
 /// [`super::affector::height_operation`] where `t > 0`, `h` elsewhere.
 #[inline(always)]
-pub unsafe fn height_operation<L: Lanes>(op: i32, h: L::F, c: L::F, t: L::F) -> L::F {
+pub(crate) unsafe fn height_operation<L: Lanes>(op: i32, h: L::F, c: L::F, t: L::F) -> L::F {
     let new = match op {
         0 => L::add(h, L::mul(L::sub(c, h), t)),
         1 => L::add(h, L::mul(t, c)),
@@ -48,7 +48,7 @@ pub unsafe fn height_operation<L: Lanes>(op: i32, h: L::F, c: L::F, t: L::F) -> 
 
 /// [`super::boundary::boundary_circle`] per lane (posts at `x`, all at `z`).
 #[inline(always)]
-pub unsafe fn circle<L: Lanes>(b: &BoundaryRecord, x: L::F, z: f32) -> L::F {
+pub(crate) unsafe fn circle<L: Lanes>(b: &BoundaryRecord, x: L::F, z: f32) -> L::F {
     let [cx, cz, r, a] = b.params;
     let dx = L::sub(x, L::splat(cx));
     let dz = z - cz;
@@ -63,7 +63,7 @@ pub unsafe fn circle<L: Lanes>(b: &BoundaryRecord, x: L::F, z: f32) -> L::F {
 
 /// [`super::boundary::boundary_rectangle`] per lane.
 #[inline(always)]
-pub unsafe fn rectangle<L: Lanes>(b: &BoundaryRecord, x: L::F, z: f32) -> L::F {
+pub(crate) unsafe fn rectangle<L: Lanes>(b: &BoundaryRecord, x: L::F, z: f32) -> L::F {
     let [x0, z0, x1, z1] = b.params;
     let zero = L::splat(0.0);
     if z < z0 || z > z1 {

@@ -76,7 +76,7 @@ impl Default for GeoTiffOptions {
         Self {
             bigtiff: BigTiff::Auto,
             compress: true,
-            deflate_level: 3,
+            deflate_level: 2,
             strip_bytes: 256 * 1024,
         }
     }
@@ -270,12 +270,25 @@ impl Job<'_> {
                 .collect()
         };
 
-        let mut pending = compress(0..batch.min(n_strips))?;
+        // Source rows of strips `range` (strip 0 is the north edge), waited for here in the
+        // driver and never inside the parallel jobs (`HeightSource::wait_rows`).
+        let wait = |range: &Range<usize>| -> io::Result<()> {
+            if range.is_empty() {
+                return Ok(());
+            }
+            let first = range.start as u32 * rps;
+            let last = (range.end as u32 * rps).min(rows);
+            self.src.wait_rows(rows - last, last - first)
+        };
+        let first_batch = 0..batch.min(n_strips);
+        wait(&first_batch)?;
+        let mut pending = compress(first_batch)?;
         let mut next = pending.len();
         while !pending.is_empty() {
             let this = std::mem::take(&mut pending);
             let upcoming = next..(next + batch).min(n_strips);
             next = upcoming.end;
+            wait(&upcoming)?;
             let dir_ref = &mut dir;
             let (written, compressed) = rayon::join(
                 || -> io::Result<bool> {

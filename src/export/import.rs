@@ -182,6 +182,9 @@ impl HeightSource for Relabelled {
         check_block(&self.grid, c0, r0, cols, rows, out)?;
         self.inner.read_block(c0, r0, cols, rows, out)
     }
+    fn wait_rows(&self, r0: u32, rows: u32) -> std::io::Result<()> {
+        self.inner.wait_rows(r0, rows)
+    }
 }
 
 /// A grid of `cols × rows` posts at `spacing`, centred on world (0, 0). An empty grid stays

@@ -33,7 +33,7 @@ use std::path::Path;
 
 use sha2::Digest;
 
-use super::source::{rows_per_block, scan_min_max};
+use super::source::scan_min_max;
 use super::{
     check_scale_offset, encode_u16, finite_min_max, hex, HashingWriter, HeightSource, MemSource,
     PostGrid, RowOrder, WrittenFile,
@@ -41,7 +41,7 @@ use super::{
 use crate::fsutil::{write_atomic, write_atomic_with};
 
 /// Deflate setting of [`write_png16`] (see the module docs for the measurements).
-pub const DEFLATE: png::DeflateCompression = png::DeflateCompression::Level(3);
+pub const DEFLATE: png::DeflateCompression = png::DeflateCompression::Level(2);
 /// Row filter of [`write_png16`]: `Up` (vertical difference) suits smooth heights.
 pub const FILTER: png::Filter = png::Filter::Up;
 
@@ -136,30 +136,7 @@ pub fn write_png16_from(
             )
             .map_err(png_err)?;
             let mut writer = enc.write_header().map_err(png_err)?;
-            let cols = grid.cols as usize;
-            {
-                let mut stream = writer.stream_writer().map_err(png_err)?;
-                let rpb = rows_per_block(grid.cols, 1 << 20);
-                let mut block = Vec::new();
-                let mut row = vec![0u8; cols * 2];
-                // Blocks from the north edge down; within a block, rows north to south.
-                let mut end = grid.rows;
-                while end > 0 {
-                    let n = rpb.min(end);
-                    block.resize(cols * n as usize, 0.0);
-                    src.read_rows(end - n, n, &mut block)?;
-                    for src_row in block.chunks_exact(cols).rev() {
-                        for (h, out) in src_row.iter().zip(row.chunks_exact_mut(2)) {
-                            out.copy_from_slice(
-                                &encode_u16(*h, scale, offset, u16::MAX, 0).to_be_bytes(),
-                            );
-                        }
-                        stream.write_all(&row)?;
-                    }
-                    end -= n;
-                }
-                stream.finish().map_err(png_err)?;
-            }
+            write_idat_parallel(&mut writer, src, scale, offset, opts.compression)?;
             writer.finish().map_err(png_err)?;
         }
         hw.flush()?;
@@ -175,6 +152,142 @@ pub fn write_png16_from(
     wf.grid = Some(grid);
     wf.row_order = Some(RowOrder::NorthFirst);
     Ok(wf)
+}
+
+/// Target filtered bytes per parallel deflate job: big enough that restarting the deflate
+/// window costs nothing measurable (its window is 32 KiB), small enough to spread a 1025²
+/// grid over the cores.
+const IDAT_JOB_BYTES: usize = 256 * 1024;
+
+/// The image data of a 16-bit greyscale PNG as one zlib stream, deflated in parallel: the
+/// rows are cut into jobs of about [`IDAT_JOB_BYTES`], each job encodes, `Up`-filters
+/// (against the row above it, the last row of the previous job) and raw-deflates its rows on
+/// its own, ending with a sync flush (byte-aligned, not final) or, for the last job, the final
+/// block; the pieces concatenated are one valid deflate stream (what pigz does). The zlib
+/// header goes before the first piece and the Adler-32 of all filtered bytes, combined from
+/// the jobs', after the last; each piece is written as one IDAT chunk. (The `png` crate
+/// deflates on one thread, which made the PNG the longest part of a planet bake.)
+fn write_idat_parallel<W: Write>(
+    writer: &mut png::Writer<W>,
+    src: &dyn HeightSource,
+    scale: f64,
+    offset: f64,
+    compression: png::DeflateCompression,
+) -> io::Result<()> {
+    use rayon::prelude::*;
+    let grid = src.grid();
+    let cols = grid.cols as usize;
+    let row_bytes = cols * 2;
+    let rows_per_job = (IDAT_JOB_BYTES / (row_bytes + 1)).max(1) as u32;
+    let jobs = grid.rows.div_ceil(rows_per_job) as usize;
+    let level = match compression {
+        png::DeflateCompression::Level(l) => u32::from(l).clamp(1, 9),
+        png::DeflateCompression::NoCompression => 0,
+        _ => 3,
+    };
+    let batch = (rayon::current_num_threads() * 2).max(1);
+    let mut adler: Option<(u32, u64)> = None;
+    for first in (0..jobs).step_by(batch) {
+        let range = first..(first + batch).min(jobs);
+        // File rows (north first) of the batch, and the one above it for the filter.
+        let top = range.start as u32 * rows_per_job;
+        let bottom = (range.end as u32 * rows_per_job).min(grid.rows);
+        let above = top.saturating_sub(1);
+        src.wait_rows(grid.rows - bottom, bottom - above)?;
+        let pieces: Vec<(Vec<u8>, u32, u64)> = range
+            .into_par_iter()
+            .map(|j| -> io::Result<(Vec<u8>, u32, u64)> {
+                let r0 = j as u32 * rows_per_job;
+                let r1 = (r0 + rows_per_job).min(grid.rows);
+                let filtered = filtered_rows(src, r0..r1, scale, offset)?;
+                let mut a = simd_adler32::Adler32::new();
+                a.write(&filtered);
+                let piece = raw_deflate(&filtered, level, r1 == grid.rows)?;
+                Ok((piece, a.finish(), filtered.len() as u64))
+            })
+            .collect::<io::Result<_>>()?;
+        for (k, (mut piece, a, len)) in pieces.into_iter().enumerate() {
+            let is_first = first + k == 0;
+            let is_last = first + k == jobs - 1;
+            adler = Some(match adler {
+                None => (a, len),
+                Some((prev, _)) => (adler32_combine(prev, a, len), len),
+            });
+            if is_first {
+                // CMF 0x78 (deflate, 32 KiB window), FLG with FLEVEL "fast" and the check bits.
+                piece.splice(0..0, [0x78, 0x5e]);
+            }
+            if is_last {
+                let (a, _) = adler.expect("set above");
+                piece.extend_from_slice(&a.to_be_bytes());
+            }
+            writer.write_chunk(png::chunk::IDAT, &piece).map_err(png_err)?;
+        }
+    }
+    Ok(())
+}
+
+/// PNG scanlines of file rows `rows` (0 = north): filter byte 2 (`Up`) and the big-endian
+/// samples minus the row above's (zeros above the first row, as PNG defines).
+fn filtered_rows(src: &dyn HeightSource, rows: std::ops::Range<u32>, scale: f64, offset: f64) -> io::Result<Vec<u8>> {
+    let grid = src.grid();
+    let cols = grid.cols as usize;
+    let with_above = rows.start.saturating_sub(1)..rows.end;
+    let n = with_above.len();
+    let mut block = vec![0.0f32; cols * n];
+    // Source rows are south first: file rows a..b are source rows rows−b .. rows−a.
+    src.read_rows(grid.rows - with_above.end, n as u32, &mut block)?;
+    let encode = |row: &[f32], out: &mut [u8]| {
+        for (h, o) in row.iter().zip(out.chunks_exact_mut(2)) {
+            o.copy_from_slice(&encode_u16(*h, scale, offset, u16::MAX, 0).to_be_bytes());
+        }
+    };
+    let mut prev = vec![0u8; cols * 2];
+    let mut cur = vec![0u8; cols * 2];
+    // `block` rows from the top of the file: the last chunk row is the northmost.
+    let mut file_rows = block.chunks_exact(cols).rev();
+    if rows.start > 0 {
+        encode(file_rows.next().expect("the row above"), &mut prev);
+    }
+    let mut out = Vec::with_capacity(rows.len() * (cols * 2 + 1));
+    for row in file_rows {
+        encode(row, &mut cur);
+        out.push(2);
+        out.extend(cur.iter().zip(&prev).map(|(c, p)| c.wrapping_sub(*p)));
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    Ok(out)
+}
+
+/// Raw deflate (no zlib header) of `data` at `level`, ending with a sync flush, or with the
+/// final block when `last`.
+fn raw_deflate(data: &[u8], level: u32, last: bool) -> io::Result<Vec<u8>> {
+    use flate2::{Compress, Compression, FlushCompress, Status};
+    let mut c = Compress::new(Compression::new(level), false);
+    let mut out = Vec::with_capacity(data.len() / 2 + 1024);
+    let flush = if last { FlushCompress::Finish } else { FlushCompress::Sync };
+    loop {
+        let consumed = c.total_in() as usize;
+        let status = c.compress_vec(&data[consumed..], &mut out, flush).map_err(io::Error::other)?;
+        let all_in = c.total_in() as usize == data.len();
+        // Done when everything is in and the flush fitted (spare room left), or the stream ended.
+        if status == Status::StreamEnd || (!last && all_in && out.len() < out.capacity()) {
+            return Ok(out);
+        }
+        out.reserve(out.capacity().max(64 * 1024));
+    }
+}
+
+/// Adler-32 of the concatenation of two byte strings from their checksums and the second's
+/// length (the running sums A and B of RFC 1950 §9: the second part's B grows by len2·(A1 − 1)).
+fn adler32_combine(first: u32, second: u32, len2: u64) -> u32 {
+    const MOD: u64 = 65521;
+    let (a1, b1) = (u64::from(first & 0xffff), u64::from(first >> 16));
+    let (a2, b2) = (u64::from(second & 0xffff), u64::from(second >> 16));
+    let rem = len2 % MOD;
+    let a = (a1 + a2 + MOD - 1) % MOD;
+    let b = (b1 + b2 + rem * ((a1 + MOD - 1) % MOD)) % MOD;
+    ((b as u32) << 16) | a as u32
 }
 
 /// Write the ESRI world file (`.pgw`) of a north-up image of posts: six lines, pixel size x,
@@ -202,6 +315,53 @@ fn png_err(e: png::EncodingError) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn adler32_combine_equals_the_whole() {
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let whole = simd_adler32::adler32(&data.as_slice());
+        for cut in [0, 1, 5552, 65521, 65522, 100_000, 199_999, 200_000] {
+            let (a, b) = data.split_at(cut);
+            let combined = adler32_combine(simd_adler32::adler32(&a), simd_adler32::adler32(&b), b.len() as u64);
+            assert_eq!(combined, whole, "cut at {cut}");
+        }
+    }
+
+    // Several deflate jobs (a job is ~256 KiB of scanlines): the pieces must decode as one
+    // stream, each job's first row filtered against the previous job's last, with the right
+    // Adler-32 (the decoder checks it), for every compression setting.
+    #[test]
+    fn parallel_idat_decodes_to_the_samples() {
+        let dir = std::env::temp_dir().join(format!("trnbake-png16-par-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let grid = PostGrid { cols: 1003, rows: 777, west_x: 0.0, south_z: 0.0, spacing: 2.0 };
+        let heights: Vec<f32> = (0..grid.cols * grid.rows)
+            .map(|i| {
+                let (c, r) = ((i % grid.cols) as f32, (i / grid.cols) as f32);
+                (c * 0.013).sin() * 40.0 + (r * 0.021).cos() * 25.0 + ((i * 7919) % 13) as f32 * 0.01
+            })
+            .collect();
+        let (lo, hi) = finite_min_max(&heights).unwrap();
+        let (scale, offset) = crate::export::u16_full_scale_offset(lo, hi);
+        for compression in [png::DeflateCompression::Level(1), DEFLATE, png::DeflateCompression::NoCompression] {
+            let path = dir.join("par.png");
+            let src = MemSource::south_first(grid, &heights[..]).unwrap();
+            let opts = Png16Options { compression, min_max: Some((lo, hi)) };
+            write_png16_from(&path, &src, scale, offset, &opts).unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            let idats = bytes.windows(4).filter(|w| w == b"IDAT").count();
+            assert!(idats >= 4, "{idats} IDAT chunks: the test needs several jobs");
+            let mut reader = png::Decoder::new(std::io::Cursor::new(&bytes)).read_info().unwrap();
+            let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+            reader.next_frame(&mut buf).unwrap();
+            for (k, px) in buf.chunks_exact(2).enumerate() {
+                let (row_from_north, c) = (k / grid.cols as usize, k % grid.cols as usize);
+                let h = heights[(grid.rows as usize - 1 - row_from_north) * grid.cols as usize + c];
+                assert_eq!(u16::from_be_bytes([px[0], px[1]]), encode_u16(h, scale, offset, u16::MAX, 0), "{compression:?} post {k}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn writes_big_endian_north_first_and_text() {

@@ -38,6 +38,7 @@ pub fn write_raw_from(path: &Path, src: &dyn HeightSource, sample: RawSample, or
                 RowOrder::SouthFirst => done,
             };
             block.resize(cols * n as usize, 0.0);
+            src.wait_rows(r0, n)?;
             src.read_rows(r0, n, &mut block)?;
             bytes.clear();
             let mut put = |row: &[f32]| match sample {

@@ -78,6 +78,13 @@ impl Format {
         }
     }
 
+    /// Whether its encoding depends on the grid's height range (integer samples map the
+    /// range; `.ter` stores a scale for it). Float32 formats can be written before the range
+    /// is known, which lets a bake stream them while it computes.
+    pub fn needs_range(self) -> bool {
+        !matches!(self, Format::Tif | Format::R32)
+    }
+
     /// The format a file name's extension implies (`.tif`/`.tiff` → Float32 GeoTIFF).
     pub fn from_extension(path: &Path) -> Option<Format> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
@@ -358,8 +365,12 @@ pub fn export(
     };
     let g = src.grid();
     let was_resampled = g != g0;
+    // The range: known, scanned, or (no output and no preset needs it) left unknown (NaN in
+    // the summary) so that a source still being computed is not read ahead of its writers.
+    let needs_range = spec.preset.is_some() || spec.outputs.iter().any(|o| o.format.needs_range());
     let (hmin, hmax) = match min_max {
         Some(m) if !was_resampled => m,
+        _ if !needs_range => (f32::NAN, f32::NAN),
         _ => scan_min_max(src)?.context("the grid has no finite height")?,
     };
 

@@ -28,6 +28,14 @@ pub trait HeightSource: Sync {
     fn read_rows(&self, r0: u32, rows: u32, out: &mut [f32]) -> io::Result<()> {
         self.read_block(0, r0, self.grid().cols, rows, out)
     }
+
+    /// Block until rows `r0..r0+rows` can be read. Sources filled while a bake is still
+    /// computing (`bake`'s streamed outputs) wait here; finished sources return at once.
+    /// Writers call it from their sequential driver before handing rows to parallel jobs, so
+    /// no rayon worker ever blocks on a row the workers themselves have yet to compute.
+    fn wait_rows(&self, _r0: u32, _rows: u32) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Checks a block request against the grid and the output length (shared by every source).
@@ -239,6 +247,10 @@ impl HeightSource for Window<'_> {
         check_block(&self.grid, c0, r0, cols, rows, out)?;
         self.inner.read_block(self.c0 + c0, self.r0 + r0, cols, rows, out)
     }
+
+    fn wait_rows(&self, r0: u32, rows: u32) -> io::Result<()> {
+        self.inner.wait_rows(self.r0 + r0, rows)
+    }
 }
 
 /// Bilinear resampling of another source onto `cols × rows` posts covering the same extent
@@ -311,6 +323,12 @@ impl HeightSource for Resampled<'_> {
             }
         }
         Ok(())
+    }
+
+    fn wait_rows(&self, _r0: u32, _rows: u32) -> io::Result<()> {
+        // Output rows map onto input rows by `bracket`; waiting for all of them is simple and
+        // only ever happens for sources that are already complete (no bake streams a preset).
+        self.inner.wait_rows(0, self.inner.grid().rows)
     }
 }
 

@@ -135,6 +135,7 @@ pub fn write_ter_from(path: &Path, src: &dyn HeightSource, enc: &TerEncoding) ->
         while r0 < g.rows {
             let n = rpb.min(g.rows - r0);
             block.resize(cols * n as usize, 0.0);
+            src.wait_rows(r0, n)?;
             src.read_rows(r0, n, &mut block)?;
             if let Some(i) = block.iter().position(|h| h.is_nan()) {
                 return Err(invalid(format!(

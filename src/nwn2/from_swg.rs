@@ -20,7 +20,7 @@ pub enum SwgError {
     #[error(transparent)]
     Load(#[from] LoadError),
     #[error("{}: {error}", path.display())]
-    Plan { path: std::path::PathBuf, error: PlanError },
+    Plan { path: std::path::PathBuf, error: Box<PlanError> },
 }
 
 /// A loaded SWG terrain ready to be sampled.
@@ -40,7 +40,7 @@ impl SwgSource {
             opts.data_root = crate::swg::default_data_root(path);
         }
         let opts = &opts;
-        let eval = HeightEvaluator::new(&terrain, opts).map_err(|error| SwgError::Plan { path: path.into(), error })?;
+        let eval = HeightEvaluator::new(&terrain, opts).map_err(|error| SwgError::Plan { path: path.into(), error: Box::new(error) })?;
         Ok(SwgSource { path: path.into(), terrain, eval, opts: opts.clone() })
     }
 
@@ -63,7 +63,7 @@ impl SwgSource {
     /// shader families (by summed weight) become the channels, in that order, renormalised
     /// to 255 per cell (channel 0 where no family applies). Returns the families (id, name).
     pub fn splat(&self, x0: f64, z0: f64, w: u32, h: u32, res: u32, max_textures: usize) -> Result<(Vec<(i32, String)>, Blend), SwgError> {
-        let se = SurfaceEvaluator::new(&self.terrain, &self.opts, SurfaceOptions::default()).map_err(|error| SwgError::Plan { path: self.path.clone(), error })?;
+        let se = SurfaceEvaluator::new(&self.terrain, &self.opts, SurfaceOptions::default()).map_err(|error| SwgError::Plan { path: self.path.clone(), error: Box::new(error) })?;
         let cell = 40.0 / f64::from(res);
         let grid = Grid { x0: x0 + cell / 2.0, z0: z0 + cell / 2.0, spacing: cell, cols: res * w, rows: res * h };
         let mut heights = vec![0f32; grid.cols as usize * grid.rows as usize];
