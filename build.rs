@@ -20,9 +20,9 @@ const HELPER_FILES: &[&str] = &[
     "kernels/plan_bindings.wgsl",
 ];
 
-/// The height pass's own files, after [`HELPER_FILES`]: the shared layer walk, then its state,
-/// bindings and entry point.
-const HEIGHT_PASS_FILES: &[&str] = &["kernels/walk.wgsl", "kernels/height.wgsl"];
+/// The height pass's own files, after [`HELPER_FILES`]: the strip walk (several posts per
+/// invocation), then its bindings and entry point.
+const HEIGHT_PASS_FILES: &[&str] = &["kernels/walk_strip.wgsl", "kernels/height.wgsl"];
 
 /// The surface passes' own files (normals, shader, later, water), after [`HELPER_FILES`].
 const SURFACE_PASS_FILES: &[&str] = &["kernels/walk.wgsl", "kernels/normals.wgsl", "kernels/surface.wgsl", "kernels/water.wgsl"];

@@ -1,5 +1,5 @@
-// height.wgsl — the height pass: bindings, `height_at_point` (port of src/eval/mod.rs) over
-// the shared walk (walk.wgsl) and the entry point `height_pass`, one f32 per post of one tile.
+// height.wgsl — the height pass: bindings and the entry point `height_pass`, one f32 per post
+// of one tile, STRIP posts of a row per invocation over the strip walk (walk_strip.wgsl).
 //
 // Bindings (group 0; the order is fixed, src/gpu/records.rs names them in `binding`): 0 and
 // 17–18 here, 1–16 in plan_bindings.wgsl. Every storage buffer holds at least one element
@@ -12,46 +12,35 @@
 /// Side in posts of the culling blocks (src/gpu/records.rs `HEIGHT_CULL_BLOCK`).
 const HEIGHT_CULL_BLOCK: u32 = 128u;
 
-/// The height accumulated so far at the invocation's point: the height pass's state for the
-/// shared walk (kernels/walk.wgsl; `HeightState` in src/eval/mod.rs).
-var<private> height_state: f32;
-
-fn pass_filter_value(f: FilterRecord, extent: array<f32, 4>, x: f32, z: f32) -> f32 {
-    return filter_value_height_pass(f, extent, height_state, x, z);
-}
-
-fn pass_apply(a: AffectorRecord, t: f32, x: f32, z: f32) {
-    height_state = apply_height_affector(a, height_state, t, x, z);
-}
-
-/// The height at (x, z) after the height pass (swg-trn §5.2 step 1, §5.3), walking the
-/// culled layer list `tile_layers[range.x .. range.y]` (built on the CPU by
-/// `BakePlan::tile_layers` for an area containing the point).
-fn height_at_point(range: vec2<u32>, x: f32, z: f32) -> f32 {
-    height_state = 0.0;
-    walk_point(range.x, range.y, x, z);
-    return height_state;
-}
-
-/// One invocation per post of the tile [tile_c0, tile_c0 + tile_cols) ×
-/// [tile_r0, tile_r0 + tile_rows), row 0 = south. Dispatch
-/// ceil(tile_cols / 8) × ceil(tile_rows / 8) workgroups.
+/// One invocation per strip of STRIP posts of a row of the tile [tile_c0, tile_c0 +
+/// tile_cols) × [tile_r0, tile_r0 + tile_rows), row 0 = south (walk_strip.wgsl). Dispatch
+/// ceil(tile_cols / (8·STRIP)) × ceil(tile_rows / 8) workgroups.
 ///
 /// Post coordinates: x0 + f32(col)·spacing in f32, the same expression and order as the
 /// CPU's `Grid::post` (src/eval/mod.rs), so both evaluate the same points.
 @compute @workgroup_size(8, 8)
 fn height_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     keep_bits = params._pad;
-    let local_col = gid.x;
+    let first_col = gid.x * STRIP;
     let local_row = gid.y;
-    if (local_col >= params.tile_cols || local_row >= params.tile_rows) {
+    if (first_col >= params.tile_cols || local_row >= params.tile_rows) {
         return;
     }
-    let global_col = params.tile_c0 + local_col;
-    let global_row = params.tile_r0 + local_row;
-    let x = params.x0 + f32(global_col) * params.spacing;
-    let z = params.z0 + f32(global_row) * params.spacing;
-    // The post's culling block (uniform over the workgroup: blocks are whole workgroups).
-    let block = (local_row / HEIGHT_CULL_BLOCK) * params.blocks_per_row + local_col / HEIGHT_CULL_BLOCK;
-    heights[local_row * params.tile_cols + local_col] = height_at_point(blocks[block], x, z);
+    let z = params.z0 + f32(params.tile_r0 + local_row) * params.spacing;
+    var xs: array<f32, MAX_STRIP>;
+    var open: array<bool, MAX_STRIP>;
+    for (var l = 0u; l < STRIP; l++) {
+        open[l] = first_col + l < params.tile_cols;
+        xs[l] = params.x0 + f32(params.tile_c0 + first_col + l) * params.spacing;
+    }
+    // The strip's culling block (uniform over the workgroup: blocks are whole workgroups,
+    // HEIGHT_CULL_BLOCK being a multiple of 8·STRIP).
+    let block = (local_row / HEIGHT_CULL_BLOCK) * params.blocks_per_row + first_col / HEIGHT_CULL_BLOCK;
+    let range = blocks[block];
+    walk_strip(range.x, range.y, xs, z, open);
+    for (var l = 0u; l < STRIP; l++) {
+        if (open[l]) {
+            heights[local_row * params.tile_cols + first_col + l] = strip_h[l];
+        }
+    }
 }

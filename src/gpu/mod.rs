@@ -75,6 +75,22 @@ pub struct GpuContext {
     pub limits: wgpu::Limits,
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,
+    /// Posts per invocation of the height kernel (`STRIP` in kernels/walk_strip.wgsl).
+    pub strip: u32,
+}
+
+/// Posts per invocation of the height kernel: 4 (each record load serves a strip of four posts
+/// of a row), or what `TRNBAKE_GPU_STRIP` (1..=4) says, for benchmarks that compare strips on
+/// one adapter (scripts/device-bench.sh runs 1 and 4).
+pub fn height_strip() -> u32 {
+    match std::env::var("TRNBAKE_GPU_STRIP").ok().and_then(|v| v.trim().parse::<u32>().ok()) {
+        Some(n @ 1..=4) => n,
+        Some(n) => {
+            tracing::warn!("TRNBAKE_GPU_STRIP={n} is not in 1..=4; using 4");
+            4
+        }
+        None => 4,
+    }
 }
 
 impl GpuContext {
@@ -125,6 +141,7 @@ impl GpuContext {
         device.on_uncaptured_error(std::sync::Arc::new(|e| tracing::error!("uncaptured wgpu error: {e}")));
 
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let strip = height_strip();
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("height_pass"),
             source: wgpu::ShaderSource::Wgsl(HEIGHT_PASS_WGSL.into()),
@@ -157,13 +174,13 @@ impl GpuContext {
             layout: Some(&pipeline_layout),
             module: &module,
             entry_point: Some("height_pass"),
-            compilation_options: Default::default(),
+            compilation_options: wgpu::PipelineCompilationOptions { constants: &[("STRIP", f64::from(strip))], ..Default::default() },
             cache: None,
         });
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Unsuitable { adapter: summary.name, reason: e.to_string() });
         }
-        Ok(GpuContext { device, queue, adapter: summary, limits, pipeline, layout })
+        Ok(GpuContext { device, queue, adapter: summary, limits, pipeline, layout, strip })
     }
 
     /// The largest square tile (posts a side, a multiple of 8) whose f32 output fits one
@@ -391,7 +408,7 @@ impl<'a> GpuHeightPass<'a> {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("height_pass"), timestamp_writes: None });
             pass.set_pipeline(&self.ctx.pipeline);
             pass.set_bind_group(0, &bind, &[]);
-            pass.dispatch_workgroups(tile.cols.div_ceil(8), tile.rows.div_ceil(8), 1);
+            pass.dispatch_workgroups(tile.cols.div_ceil(8 * self.ctx.strip), tile.rows.div_ceil(8), 1);
         }
         if let Some(staging) = &staging {
             enc.copy_buffer_to_buffer(&output, 0, staging, 0, bytes);

@@ -28,7 +28,7 @@ pub const HEIGHT_PASS_WORKGROUP: [u32; 2] = [8, 8];
 /// Side in posts of the blocks each height-pass tile's layer list is culled for (WGSL twin
 /// `HEIGHT_CULL_BLOCK` in kernels/height.wgsl): a GPU tile is up to 2048² posts, where one
 /// list would keep nearly every layer of a planet; 128² blocks keep what the CPU's 256²
-/// blocks keep or less (README, Performance). A multiple of the workgroup side.
+/// blocks keep or less (README, Performance). A multiple of a workgroup's width in posts (8 invocations × up to 4 posts).
 pub const HEIGHT_CULL_BLOCK: u32 = 128;
 
 /// Uniform parameters of one height-pass dispatch (binding 0).

@@ -93,7 +93,8 @@ impl Info {
         let _ = writeln!(s, "container version {}", self.version);
         match self.megatiles {
             Some([w, h]) => {
-                let _ = writeln!(s, "size              {w} x {h} megatiles ({} x {} m), area id {}", w * 40, h * 40, self.area_id.unwrap_or(0));
+                // u64: a file may declare any u32 size (fuzz finding: 2^32 − 1 megatiles).
+                let _ = writeln!(s, "size              {w} x {h} megatiles ({} x {} m), area id {}", u64::from(w) * 40, u64::from(h) * 40, self.area_id.unwrap_or(0));
             }
             None => {
                 let _ = writeln!(s, "size              no TRWH packet");
@@ -120,5 +121,22 @@ impl Info {
             let _ = writeln!(s, "walkmesh          none");
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nwn2::codec::{read, write};
+    use crate::nwn2::model::{Nwn2File, Packet, Trwh};
+
+    // Fuzz finding (parse_nwn2, 75,000 runs): `info` of a file whose TRWH declares
+    // 0xFFFFFFFF megatiles multiplied the width by 40 in u32. The file is built here.
+    #[test]
+    fn huge_declared_size_prints_without_overflow() {
+        let file = Nwn2File { version_major: 2, version_minor: 3, packets: vec![Packet::Trwh(Trwh { width: u32::MAX, height: 7, id: 1 })] };
+        let bytes = write(&file).unwrap();
+        let text = info(&read(&bytes).unwrap()).text();
+        assert!(text.contains("4294967295 x 7 megatiles (171798691800 x 280 m)"), "{text}");
     }
 }
