@@ -43,9 +43,9 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Check { golden, backend, bless, report, fixture } => check(golden, backend, bless, report, fixture, cli.quiet),
         Command::Adapters => adapters(),
-        Command::Bench { file, repeat, json, full_16m, planet, planet_cpu, planet_tile, height } => {
+        Command::Bench { file, repeat, json, full_16m, planet, planet_cpu, planet_tile, backends, height } => {
             let planet = planet.map(|spacings| (spacings, planet_tile, planet_cpu));
-            bench(file.as_deref(), repeat, json, full_16m, planet, &height)
+            bench(file.as_deref(), repeat, json, full_16m, planet, backends, &height)
         }
         Command::Convert(args) => convert(&args, cli.quiet),
         Command::Scs(cmd) => crate::scs::cmd::run(cmd, cli.quiet),
@@ -654,15 +654,17 @@ fn adapters() -> Result<()> {
 
 /// `trnbake bench`: the standard cases, or with `planet` = (spacings, tile, with CPU) only the
 /// full-planet case.
-fn bench(file: Option<&Path>, repeat: usize, json: bool, full_16m: bool, planet: Option<(Vec<f64>, Option<u32>, bool)>, args: &HeightArgs) -> Result<()> {
+fn bench(file: Option<&Path>, repeat: usize, json: bool, full_16m: bool, planet: Option<(Vec<f64>, Option<u32>, bool)>, backends: crate::cli::BenchBackends, args: &HeightArgs) -> Result<()> {
+    use crate::cli::BenchBackends;
+    let (cpu, gpu) = (backends != BenchBackends::Gpu, backends != BenchBackends::Cpu);
     let t = load_terrain(file)?;
     let e = height_evaluator(&t, args, file)?;
     let cases = match planet {
         Some((spacings, tile, with_cpu)) => crate::bench::run_planet(&t, &e, &spacings, tile, with_cpu)?,
         None => {
-            let mut cases = crate::bench::run_standard(&t, &e, repeat, full_16m)?;
+            let mut cases = crate::bench::run_standard(&t, &e, repeat, full_16m, cpu, gpu)?;
             let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, file), Default::default())?;
-            cases.extend(crate::bench::run_surface(&t, &e, &surface)?);
+            cases.extend(crate::bench::run_surface(&t, &e, &surface, cpu, gpu)?);
             cases
         }
     };

@@ -14,6 +14,11 @@ pub struct BenchCase {
     pub posts_per_second: f64,
 }
 
+/// The CPU rows' label: the backend's threads and lane width (`crate::lanes`).
+fn cpu_label() -> String {
+    format!("{} threads, {} lanes", rayon::current_num_threads(), crate::lanes::width().name())
+}
+
 /// Grid of `n`×`n` posts `spacing` apart, starting at (x0, z0).
 pub fn square_grid(x0: f64, z0: f64, spacing: f64, n: u32) -> Grid {
     Grid { x0, z0, spacing, cols: n, rows: n }
@@ -40,7 +45,7 @@ pub fn cpu_grid(e: &HeightEvaluator, grid: &Grid, block: u32, out: &mut [f32]) {
 /// the pole spacing with per-block culling (256-post blocks) and without (one block), on the
 /// CPU and, when an adapter exists, the GPU backend — all in one run so ratios are fair. The
 /// GPU always culls per 128² block inside its tiles, so its rows are 256² tiles and one tile.
-pub fn run_standard(t: &crate::swg::Terrain, e: &HeightEvaluator, repeat: usize, full_16m: bool) -> anyhow::Result<Vec<BenchCase>> {
+pub fn run_standard(t: &crate::swg::Terrain, e: &HeightEvaluator, repeat: usize, full_16m: bool, with_cpu: bool, with_gpu: bool) -> anyhow::Result<Vec<BenchCase>> {
     let half = f64::from(t.header.map_width) / 2.0;
     let pole = f64::from(t.header.pole_spacing());
     let full8_n = (2.0 * half / 8.0) as u32 + 1;
@@ -59,10 +64,13 @@ pub fn run_standard(t: &crate::swg::Terrain, e: &HeightEvaluator, repeat: usize,
         specs.insert(0, (name.clone(), name, square_grid(-half, -half, 16.0, n), 256));
     }
     let mut cases = Vec::new();
-    for (name, _, grid, tile) in &specs {
+    for (name, _, grid, tile) in specs.iter().filter(|_| with_cpu) {
         let (s, _) = time_cpu(e, grid, *tile, repeat);
         let posts = u64::from(grid.cols) * u64::from(grid.rows);
-        cases.push(BenchCase { name: name.clone(), backend: "cpu".into(), posts, seconds: s, posts_per_second: posts as f64 / s });
+        cases.push(BenchCase { name: format!("{name} [{}]", cpu_label()), backend: "cpu".into(), posts, seconds: s, posts_per_second: posts as f64 / s });
+    }
+    if !with_gpu {
+        return Ok(cases);
     }
     match crate::gpu::GpuContext::new(false, None) {
         Ok(ctx) => {
@@ -83,7 +91,7 @@ pub fn run_standard(t: &crate::swg::Terrain, e: &HeightEvaluator, repeat: usize,
                 }
                 let posts = u64::from(grid.cols) * u64::from(grid.rows);
                 cases.push(BenchCase {
-                    name: format!("{name} [{}]", ctx.adapter.name),
+                    name: format!("{name} [{}, {} posts/invocation]", ctx.adapter.name, ctx.strip),
                     backend: "gpu".into(),
                     posts,
                     seconds: best,
@@ -154,7 +162,7 @@ pub fn run_planet(t: &crate::swg::Terrain, e: &HeightEvaluator, spacings: &[f64]
 /// passable) pass. A GPU row includes uploading the tile's heights and reading its results
 /// back; the GPU shader (later) row is the time of normals + shader (+ later) less the time
 /// without that pass, as the CPU's later row is.
-pub fn run_surface(t: &crate::swg::Terrain, e: &HeightEvaluator, s: &crate::surface::SurfaceEvaluator) -> anyhow::Result<Vec<BenchCase>> {
+pub fn run_surface(t: &crate::swg::Terrain, e: &HeightEvaluator, s: &crate::surface::SurfaceEvaluator, with_cpu: bool, with_gpu: bool) -> anyhow::Result<Vec<BenchCase>> {
     use crate::gpu::surface::{GpuSurfacePass, SurfacePasses};
     use crate::surface::maps::{apron_heights, grid_normals, surface_results, PassSelection};
     use crate::surface::normals::NormalMethod;
@@ -185,6 +193,12 @@ pub fn run_surface(t: &crate::swg::Terrain, e: &HeightEvaluator, s: &crate::surf
         case("shader pass", "cpu", shader_s),
         case("flora/env/colour pass", "cpu", (both_s - shader_s).max(1e-9)),
     ];
+    if !with_cpu {
+        cases.clear();
+    }
+    if !with_gpu {
+        return Ok(cases);
+    }
     let ctx = match crate::gpu::GpuContext::new(false, None) {
         Ok(ctx) => ctx,
         Err(e) => {

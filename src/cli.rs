@@ -190,6 +190,10 @@ pub enum Command {
         /// With --planet: GPU tile side in posts (default: as `bake`, the largest that fits one binding, at most 2048).
         #[arg(long, requires = "planet")]
         planet_tile: Option<u32>,
+        /// Which backends the standard cases time: both (default), or only the CPU (its rows
+        /// carry the lane width, see TRNBAKE_LANES) or only the GPU.
+        #[arg(long, value_enum, default_value_t = BenchBackends::Both)]
+        backends: BenchBackends,
         #[command(flatten)]
         height: HeightArgs,
     },
@@ -362,6 +366,14 @@ impl SurfaceArgs {
             flora_both: self.flora_both,
         }
     }
+}
+
+/// `bench --backends`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchBackends {
+    Both,
+    Cpu,
+    Gpu,
 }
 
 #[derive(Args, Debug, Clone)]
