@@ -345,6 +345,11 @@ pub struct SurfaceArgs {
     /// clear the stack, or replace it with its family. CPU only.
     #[arg(long, value_enum, default_value_t = crate::surface::FloraBoth::Clear)]
     pub flora_both: crate::surface::FloraBoth,
+    /// Which heights FSLP's normal comes from (swg-trn §5.5 [?]): the final ones (final), or
+    /// with the tree walk the heights the height affectors have built so far at the filter's
+    /// layer (tree; best PIMP agreement, README; CPU only for now).
+    #[arg(long, value_enum, default_value_t = crate::surface::SlopeHeight::Final)]
+    pub slope_height: crate::surface::SlopeHeight,
     /// Normals for the slope filter: faces (averaged triangle normals) or central differences.
     #[arg(long, value_enum, default_value_t = crate::surface::normals::NormalMethod::Faces)]
     pub normals: crate::surface::normals::NormalMethod,
@@ -360,6 +365,7 @@ impl SurfaceArgs {
             flora_amount: self.flora_amount,
             flora_zero: self.flora_zero,
             flora_both: self.flora_both,
+            slope_height: self.slope_height,
         }
     }
 }
