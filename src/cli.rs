@@ -99,6 +99,14 @@ pub enum Command {
         /// Output folder of --explain.
         #[arg(long, short, default_value = "explain", requires = "explain")]
         out: PathBuf,
+        /// Analysis: write one JSON line per sampled PIMP cell (4 × --cells, or every cell
+        /// of --dump-rect) to this file: PIMP's family, PFPM's height and each of the cell's
+        /// 9×9 posts (height, normal, collidable flora stack). Runs nothing else.
+        #[arg(long, value_name = "FILE", hide = true)]
+        dump_cells: Option<PathBuf>,
+        /// With --dump-cells: the cells C0,R0,C1,R1 (columns [C0, C1), rows [R0, R1)).
+        #[arg(long, value_name = "C0,R0,C1,R1", value_delimiter = ',', num_args = 4, hide = true)]
+        dump_rect: Option<Vec<u32>>,
     },
     /// Bake a height grid (GPU or CPU) into OUTDIR/height.tif, height.png and manifest.json
     /// (more formats, engine presets and tiles with --format, --preset, --tiles).
