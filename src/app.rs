@@ -24,8 +24,17 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Decompile { file, output } => decompile(&file, output.as_deref()),
         Command::Compile { file, output } => compile(&file, &output),
         Command::Sample { file, points, at, height } => sample(file.as_deref(), points.as_deref(), at.as_deref(), &height),
-        Command::Fidelity { file, cells, seed, json, height, surface, pimp_samples, pimp_reach, explain, out } => {
+        Command::Fidelity { file, cells, seed, json, height, surface, pimp_samples, pimp_reach, explain, out, dump_cells, dump_rect } => {
             let pimp_samples = crate::fidelity::PimpSampling { per_side: pimp_samples, reach: pimp_reach };
+            if let Some(path) = dump_cells {
+                let t = Terrain::load(&file)?;
+                let e = height_evaluator(&t, &height, Some(&file))?;
+                let se = crate::surface::SurfaceEvaluator::new(&t, &height_options(&height, Some(&file)), surface.options())?;
+                let rect = dump_rect.map(|v| [v[0], v[1], v[2], v[3]]);
+                let list = crate::fidelity::dump_cell_list(&t, cells * 4, seed, rect);
+                let text = crate::fidelity::dump_cells(&t, &e, &se, surface.normals, &list);
+                return crate::fsutil::write_atomic(&path, text.as_bytes()).with_context(|| format!("writing {}", path.display()));
+            }
             if explain {
                 fidelity_explain(&file, cells, seed, &height, &surface, pimp_samples, &out)
             } else {

@@ -99,6 +99,14 @@ pub enum Command {
         /// Output folder of --explain.
         #[arg(long, short, default_value = "explain", requires = "explain")]
         out: PathBuf,
+        /// Analysis: write one JSON line per sampled PIMP cell (4 × --cells, or every cell
+        /// of --dump-rect) to this file: PIMP's family, PFPM's height and each of the cell's
+        /// 9×9 posts (height, normal, collidable flora stack). Runs nothing else.
+        #[arg(long, value_name = "FILE", hide = true)]
+        dump_cells: Option<PathBuf>,
+        /// With --dump-cells: the cells C0,R0,C1,R1 (columns [C0, C1), rows [R0, R1)).
+        #[arg(long, value_name = "C0,R0,C1,R1", value_delimiter = ',', num_args = 4, hide = true)]
+        dump_rect: Option<Vec<u32>>,
     },
     /// Bake a height grid (GPU or CPU) into OUTDIR/height.tif, height.png and manifest.json
     /// (more formats, engine presets and tiles with --format, --preset, --tiles).
@@ -349,6 +357,11 @@ pub struct SurfaceArgs {
     /// clear the stack, or replace it with its family. CPU only.
     #[arg(long, value_enum, default_value_t = crate::surface::FloraBoth::Clear)]
     pub flora_both: crate::surface::FloraBoth,
+    /// Which heights FSLP's normal comes from (swg-trn §5.5 [?]): the final ones (final), or
+    /// with the tree walk the heights the height affectors have built so far at the filter's
+    /// layer (tree; best PIMP agreement, README; CPU only for now).
+    #[arg(long, value_enum, default_value_t = crate::surface::SlopeHeight::Final)]
+    pub slope_height: crate::surface::SlopeHeight,
     /// Normals for the slope filter: faces (averaged triangle normals) or central differences.
     #[arg(long, value_enum, default_value_t = crate::surface::normals::NormalMethod::Faces)]
     pub normals: crate::surface::normals::NormalMethod,
@@ -364,6 +377,7 @@ impl SurfaceArgs {
             flora_amount: self.flora_amount,
             flora_zero: self.flora_zero,
             flora_both: self.flora_both,
+            slope_height: self.slope_height,
         }
     }
 }

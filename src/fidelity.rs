@@ -885,3 +885,79 @@ pub fn explain_picture(t: &Terrain, ex: &PimpExplain) -> (u32, u32, Vec<u8>) {
     }
     (pw, ph, img)
 }
+
+/// `trnbake fidelity --dump-cells`: for analysis of the flora placement (swg-trn §5.9), one
+/// JSON line per PIMP cell: (col, row), PIMP's family, PFPM's height and, for each of the
+/// cell's 9×9 posts at the pole spacing (edges included, row-major from the south-west
+/// corner), [height, normal x, y, z, [[family, density], …] (the collidable stack, oldest
+/// first)]. `cells` lists the cells; see [`dump_cell_list`].
+pub fn dump_cells(
+    t: &Terrain,
+    heights: &HeightEvaluator,
+    surface: &crate::surface::SurfaceEvaluator,
+    normals: crate::surface::normals::NormalMethod,
+    cells: &[(u32, u32)],
+) -> String {
+    use rayon::prelude::*;
+    let (Some(pimp), pfpm) = (t.flora_map.as_ref(), t.flora_height_map.as_ref()) else { return String::new() };
+    let w = pimp.control.width.max(1);
+    let cell = t.header.map_width / w as f32;
+    let half = t.header.map_width * 0.5;
+    let pole = t.header.pole_spacing();
+    let n = (cell / pole).round() as i64 + 1;
+    let lines: Vec<String> = cells
+        .par_iter()
+        .map(|&(col, row)| {
+            let gx0 = ((col as f32 * cell) / pole).round() as i64;
+            let gz0 = ((row as f32 * cell) / pole).round() as i64;
+            // Heights with a 1-post apron for the normals.
+            let m = (n + 2) as usize;
+            let mut h = vec![0f32; m * m];
+            for j in 0..m {
+                for i in 0..m {
+                    let (gx, gz) = (gx0 + i as i64 - 1, gz0 + j as i64 - 1);
+                    h[j * m + i] = heights.height_at(-half + gx as f32 * pole, -half + gz as f32 * pole);
+                }
+            }
+            let mut posts = Vec::new();
+            for j in 0..n as usize {
+                for i in 0..n as usize {
+                    let (gx, gz) = (gx0 + i as i64, gz0 + j as i64);
+                    let mut hh = [[0f32; 3]; 3];
+                    for (dz, r) in hh.iter_mut().enumerate() {
+                        for (dx, v) in r.iter_mut().enumerate() {
+                            *v = h[(j + dz) * m + i + dx];
+                        }
+                    }
+                    let normal = crate::surface::normals::post_normal(normals, &hh, pole, gx, gz);
+                    let (x, z) = (-half + gx as f32 * pole, -half + gz as f32 * pole);
+                    let ground = crate::surface::Ground { height: hh[1][1], normal };
+                    let r = surface.at(x, z, ground);
+                    posts.push(serde_json::json!([ground.height, normal[0], normal[1], normal[2], r.flora[0].0]));
+                }
+            }
+            serde_json::json!({
+                "col": col, "row": row,
+                "truth": pimp.get(col, row).unwrap_or(0),
+                "pfpm": pfpm.and_then(|p| p.get(col, row)),
+                "posts": posts,
+            })
+            .to_string()
+        })
+        .collect();
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+/// The cells of `--dump-cells`: the random sample of [`pimp_predictions`] (`n`, `seed`), or
+/// every cell of the rectangle [c0, c1) × [r0, r1) when `rect` is given.
+pub fn dump_cell_list(t: &Terrain, n: usize, seed: u64, rect: Option<[u32; 4]>) -> Vec<(u32, u32)> {
+    let Some(pimp) = t.flora_map.as_ref() else { return Vec::new() };
+    let (w, hgt) = (pimp.control.width, pimp.control.height);
+    if let Some([c0, r0, c1, r1]) = rect {
+        return (r0..r1.min(hgt)).flat_map(|r| (c0..c1.min(w)).map(move |c| (c, r))).collect();
+    }
+    let mut pick = CellPicker::new(seed);
+    (0..n).map(|_| (pick.below(u64::from(w)) as u32, pick.below(u64::from(hgt)) as u32)).collect()
+}

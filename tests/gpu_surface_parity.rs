@@ -13,7 +13,7 @@ use trnbake::gpu::GpuContext;
 use trnbake::plan::HeightOptions;
 use trnbake::surface::maps::{evaluate, splat_bytes, SurfaceGrid};
 use trnbake::surface::normals::NormalMethod;
-use trnbake::surface::{DirectionFilter, FeatherClamp, Ground, SurfaceEvaluator, SurfaceOptions, SurfaceWalk};
+use trnbake::surface::{DirectionFilter, FeatherClamp, Ground, SlopeHeight, SurfaceEvaluator, SurfaceOptions, SurfaceWalk};
 use trnbake::swg::Terrain;
 
 /// Posts that agree bit for bit, posts within the map's tolerance, and posts where the CPU's
@@ -158,6 +158,11 @@ fn tree_walk_matches_cpu() {
         let n = (2.0 * half / 32.0) as u32 + 1;
         parity("dathomir whole map tree walk", &ctx, &he, &se, Grid { x0: -half, z0: -half, spacing: 32.0, cols: n, rows: n }, NormalMethod::Faces);
     }
+    // The tree walk with FSLP on the final normals (`--slope-height final`, the reading before
+    // FSLP read the heights built so far) stays on the GPU too.
+    let final_slope = SurfaceOptions { walk: SurfaceWalk::Tree, slope_height: SlopeHeight::Final, ..Default::default() };
+    let (he, se) = evaluators(&trnbake::swg::json::demo_terrain(), final_slope);
+    parity("demo tree walk, final slopes", &ctx, &he, &se, Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 }, NormalMethod::Faces);
     // The separate passes (`--surface-walk separate`) stay on the GPU too.
     let separate = SurfaceOptions { walk: SurfaceWalk::Separate, ..Default::default() };
     let (he, se) = evaluators(&trnbake::swg::json::demo_terrain(), separate);
@@ -165,8 +170,12 @@ fn tree_walk_matches_cpu() {
     let t = trnbake::golden::load_terrain(&golden.join("roads_water.json")).unwrap();
     let (he, se) = (HeightEvaluator::new(&t, &h).unwrap(), SurfaceEvaluator::new(&t, &h, separate).unwrap());
     parity("roads_water separate passes", &ctx, &he, &se, Grid { x0: -half, z0: -half, spacing: 4.0, cols: n, rows: n }, NormalMethod::Faces);
-    for walk in [SurfaceWalk::TreeHeight, SurfaceWalk::TreeShader] {
-        let (_, se) = evaluators(&trnbake::swg::json::demo_terrain(), SurfaceOptions { walk, ..Default::default() });
+    let cpu_only = [SurfaceWalk::TreeHeight, SurfaceWalk::TreeShader].map(|walk| SurfaceOptions { walk, ..Default::default() });
+    // FSLP on the heights built so far (`--slope-height tree`): its kernel port
+    // (kernels/surface.wgsl `slope_tree`) disagrees with the CPU on large blocks, so it is refused.
+    let slope_tree = SurfaceOptions { walk: SurfaceWalk::Tree, slope_height: SlopeHeight::Tree, ..Default::default() };
+    for opts in cpu_only.into_iter().chain([slope_tree]) {
+        let (_, se) = evaluators(&trnbake::swg::json::demo_terrain(), opts);
         let e = trnbake::gpu::surface::GpuSurfacePass::new(&ctx, &se, NormalMethod::Faces).err().expect("CPU-only readings are refused");
         assert!(matches!(e, trnbake::gpu::GpuError::Unsupported(_)), "{e}");
     }

@@ -180,7 +180,7 @@ pub fn surface_results(grid: &Grid, heights: &[f32], normals: &[[f32; 3]], se: &
         .par_iter()
         .map(|&(c0, r0)| {
             let (c1, r1) = ((c0 + BLOCK).min(grid.cols) - 1, (r0 + BLOCK).min(grid.rows) - 1);
-            let tile = se.tile(grid.area(c0, r0, c1, r1));
+            let tile = se.tile_spaced(grid.area(c0, r0, c1, r1), grid.spacing as f32);
             let mut out = Vec::with_capacity(((c1 - c0 + 1) * (r1 - r0 + 1)) as usize);
             for r in r0..=r1 {
                 for c in c0..=c1 {
@@ -429,7 +429,7 @@ fn flora_probabilities(s: &SurfaceGrid, heights: &[f32], se: &SurfaceEvaluator) 
     let rows: Vec<Vec<ClassProbabilities>> = (0..g.rows)
         .into_par_iter()
         .map(|r| {
-            let tile = se.tile(g.area(0, r, g.cols - 1, r));
+            let tile = se.tile_spaced(g.area(0, r, g.cols - 1, r), g.spacing as f32);
             (0..g.cols)
                 .map(|c| {
                     let (x, z) = g.post(c, r);
