@@ -49,11 +49,9 @@ struct SurfaceParams {
     normal_method: u32,
     /// 0 separate passes, 1 one walk of every affector in tree order (`SurfaceWalk::Tree`).
     walk: u32,
-    /// 1 where FSLP reads the heights built so far at its layer (`SlopeHeight::Tree`, with
-    /// `walk` = WALK_TREE).
-    slope_tree: u32,
     /// Must be 0: `keep_bits` (records.wgsl).
     keep_zero: u32,
+    pad0: u32,
     pad1: u32,
     pad2: u32,
 }
@@ -103,8 +101,6 @@ var<private> excluded: bool;
 var<private> passable: i32;
 /// The height the tree walk has built so far (`TreeWalk::h`).
 var<private> tree_h: f32;
-/// The post's culled layer list (`walk_post`), for the neighbour walks of `slope_tree`.
-var<private> walk_range: vec2<u32>;
 
 /// Rust's `f32::total_cmp` as an i32 key: a < b in total order iff key(a) < key(b).
 fn total_order_key(x: f32) -> i32 {
@@ -161,9 +157,6 @@ fn clamp_weight(t: f32, c: f32) -> vec2<f32> {
 fn surface_filter_value(f: FilterRecord, extent: array<f32, 4>, x: f32, z: f32) -> f32 {
     switch f.kind {
         case FILTER_SLOPE: {
-            if (params.slope_tree == 1u) {
-                return feathered_range(slope_normal_before(walk_layer, x, z).y, f.low, f.high, f.feather_amount);
-            }
             return feathered_range(ground_normal_y, f.low, f.high, f.feather_amount);
         }
         case FILTER_DIRECTION: {
@@ -373,116 +366,6 @@ fn apply_surface_affector(a: AffectorRecord, t: f32, x: f32, z: f32) {
     }
 }
 
-// ---- FSLP on the heights built so far (`SlopeHeight::Tree`) ------------------------------
-
-/// The height-pass walk (FSLP, FDIR, FSHD 0; only height affectors act) of the culled list
-/// `tile_layers[start .. end]` at (x, z), stopped before the first entry of layer
-/// `stop_layer` or later: the height before that layer acts (`HeightTrace::before` in
-/// src/surface/mod.rs). A copy of `walk_point` (walk.wgsl): WGSL has no recursion, and this
-/// walk runs inside the tree walk's filter hook.
-fn height_before(start: u32, end: u32, x: f32, z: f32, stop_layer: u32) -> f32 {
-    var h = 0.0;
-    var amounts: array<f32, MAX_DEPTH + 1u>;
-    for (var k = 0u; k <= MAX_DEPTH; k++) {
-        amounts[k] = 1.0;
-    }
-    var i = start;
-    while (i < end) {
-        let entry = tile_layers[i];
-        if (entry.layer >= stop_layer) {
-            break;
-        }
-        let layer = layers[entry.layer];
-        let depth = layer.depth;
-        let parent_amount = amounts[depth];
-        var amount: f32;
-        if (layer.boundary_count == 0u) {
-            amount = 1.0;
-        } else {
-            amount = 0.0;
-        }
-        let needs_extent = (layer.flags & LAYER_NEEDS_EXTENT) != 0u;
-        var extent = array<f32, 4>(F32_MAX, F32_MAX, -F32_MAX, -F32_MAX);
-        let bstart = entry.boundary_start;
-        for (var k = 0u; k < entry.boundary_count; k++) {
-            let bi = tile_boundaries[bstart + k];
-            let b = boundaries[bi];
-            let v = feather(b.feather_type, boundary_influence(b, x, z));
-            amount = rmax(amount, v);
-            if (needs_extent) {
-                if (v > 0.0) {
-                    extent = array<f32, 4>(
-                        rmin(extent[0], b.bounds[0]),
-                        rmin(extent[1], b.bounds[1]),
-                        rmax(extent[2], b.bounds[2]),
-                        rmax(extent[3], b.bounds[3]),
-                    );
-                }
-            } else if (amount >= 1.0) {
-                break;
-            }
-        }
-        if ((layer.flags & LAYER_INVERT_BOUNDARIES) != 0u) {
-            amount = 1.0 - amount;
-        }
-        if (amount <= 0.0) {
-            i = entry.skip_to;
-            continue;
-        }
-        if (extent[0] > extent[2]) {
-            extent = array<f32, 4>(-params.half_width, -params.half_width, params.half_width, params.half_width);
-        }
-        let fstart = layer.filter_start;
-        for (var k = 0u; k < layer.filter_count; k++) {
-            let f = filters[fstart + k];
-            let v = feather(f.feather_type, filter_value_height_pass(f, extent, h, x, z));
-            amount = rmin(amount, v);
-            if (amount <= 0.0) {
-                break;
-            }
-        }
-        if ((layer.flags & LAYER_INVERT_FILTERS) != 0u) {
-            amount = 1.0 - amount;
-        }
-        if (amount <= 0.0) {
-            i = entry.skip_to;
-            continue;
-        }
-        let t = amount * parent_amount;
-        if (t > 0.0) {
-            let astart = layer.affector_start;
-            for (var k = 0u; k < layer.affector_count; k++) {
-                let a = affectors[astart + k];
-                if (a.kind <= AFFECTOR_ROAD) {
-                    h = apply_height_affector(a, h, t, x, z);
-                }
-            }
-        }
-        amounts[depth + 1u] = parent_amount * amount;
-        i += 1u;
-    }
-    return h;
-}
-
-/// The faces normal at post (x, z) from the heights of its 3×3 neighbourhood before layer
-/// `layer` acts (`SlopeNeighbourhood::normal_before`).
-fn slope_normal_before(layer: u32, x: f32, z: f32) -> vec3<f32> {
-    let s = params.spacing;
-    // keep(): x is x0 + col·s, and x + (−1)·s must not be refactored into x0 + (col − 1)·s
-    // (NIR's a·b + a·c → a·(b + c)): the CPU adds ±s to the post's own f32 position.
-    let kx = keep(x);
-    let kz = keep(z);
-    var h: array<array<f32, 3>, 3>;
-    for (var dz = 0u; dz < 3u; dz++) {
-        for (var dx = 0u; dx < 3u; dx++) {
-            h[dz][dx] = height_before(walk_range.x, walk_range.y, kx + (f32(dx) - 1.0) * s, kz + (f32(dz) - 1.0) * s, layer);
-        }
-    }
-    let gx = bitcast<u32>(i32(floor((x + params.half_width) / s + 0.5)));
-    let gz = bitcast<u32>(i32(floor((z + params.half_width) / s + 0.5)));
-    return post_normal(NORMALS_FACES, h, s, gx, gz);
-}
-
 // ---- The walk's hooks (walk.wgsl) -------------------------------------------------------
 
 fn pass_filter_value(f: FilterRecord, extent: array<f32, 4>, x: f32, z: f32) -> f32 {
@@ -508,7 +391,6 @@ fn walk_post(col: u32, row: u32) {
     ground_height = heights[(row + 1u) * (params.tile_cols + 2u) + col + 1u];
     ground_normal_y = normals[3u * (row * params.tile_cols + col) + 1u];
     let range = blocks[(row / params.block) * params.blocks_per_row + col / params.block];
-    walk_range = range;
     walk_point(range.x, range.y, x, z);
 }
 

@@ -171,8 +171,8 @@ fn tree_walk_matches_cpu() {
     let (he, se) = (HeightEvaluator::new(&t, &h).unwrap(), SurfaceEvaluator::new(&t, &h, separate).unwrap());
     parity("roads_water separate passes", &ctx, &he, &se, Grid { x0: -half, z0: -half, spacing: 4.0, cols: n, rows: n }, NormalMethod::Faces);
     let cpu_only = [SurfaceWalk::TreeHeight, SurfaceWalk::TreeShader].map(|walk| SurfaceOptions { walk, ..Default::default() });
-    // FSLP on the heights built so far (`--slope-height tree`): its kernel port
-    // (kernels/surface.wgsl `slope_tree`) disagrees with the CPU on large blocks, so it is refused.
+    // FSLP on the heights built so far (`--slope-height tree`) is a CPU-only reading: a WGSL
+    // port tried in the session that found it disagreed with the CPU on large blocks (README).
     let slope_tree = SurfaceOptions { walk: SurfaceWalk::Tree, slope_height: SlopeHeight::Tree, ..Default::default() };
     for opts in cpu_only.into_iter().chain([slope_tree]) {
         let (_, se) = evaluators(&trnbake::swg::json::demo_terrain(), opts);

@@ -224,8 +224,8 @@ fn surface_params_layout() {
             direction,
             normal_method,
             walk,
-            slope_tree,
             keep_zero,
+            pad0,
             pad1,
             pad2
         ]

@@ -6,7 +6,7 @@
 //! gpu_surface_parity.rs).
 
 use super::records::SURFACE_PASS_WGSL;
-use super::{block_lists, block_lists_grown, plan_buffers, storage_buffer, two_in_flight, BlockLists, GpuContext, GpuError, Readback, TileSpec};
+use super::{block_lists, plan_buffers, storage_buffer, two_in_flight, BlockLists, GpuContext, GpuError, Readback, TileSpec};
 use crate::eval::Grid;
 use crate::plan::BakePlan;
 use crate::surface::maps::{PostSurface, SurfaceGrid};
@@ -71,10 +71,9 @@ pub struct GpuSurfaceParams {
     pub normal_method: u32,
     /// 0 separate passes, 1 the tree walk ([`SurfaceWalk::Tree`]).
     pub walk: u32,
-    /// 1 where FSLP reads the heights built so far ([`crate::surface::SlopeHeight::Tree`], with `walk` 1).
-    pub slope_tree: u32,
     /// Must be 0 (`keep` in kernels/records.wgsl).
     pub keep_zero: u32,
+    pub pad0: u32,
     pub pad1: u32,
     pub pad2: u32,
 }
@@ -229,7 +228,6 @@ impl<'a> GpuSurfacePass<'a> {
             direction: (se.opts.direction == DirectionFilter::One) as u32,
             normal_method: (method == NormalMethod::Central) as u32,
             walk: (se.opts.walk == SurfaceWalk::Tree) as u32,
-            slope_tree: (se.opts.walk == SurfaceWalk::Tree && se.opts.slope_height == crate::surface::SlopeHeight::Tree) as u32,
             block: BLOCK,
             ..Default::default()
         };
@@ -252,9 +250,7 @@ impl<'a> GpuSurfacePass<'a> {
             .map(|&t| {
                 let tree = self.params.walk == 1;
                 let shader = if passes >= SurfacePasses::Shader && !tree { block_lists(self.shader.plan, grid, t, BLOCK) } else { BlockLists::default() };
-                // FSLP's tree-walk normal reads the 1-post ring around each block.
-                let margin = self.evaluator.slope_margin(grid.spacing as f32);
-                let later = if self.runs_later(passes) { block_lists_grown(self.later.plan, grid, t, BLOCK, margin) } else { BlockLists::default() };
+                let later = if self.runs_later(passes) { block_lists(self.later.plan, grid, t, BLOCK) } else { BlockLists::default() };
                 [shader, later]
             })
             .collect()
@@ -389,7 +385,7 @@ impl<'a> GpuSurfacePass<'a> {
             .par_iter()
             .map(|&i| {
                 let (c, r) = ((i % cols) as u32, (i / cols) as u32);
-                let tiles = self.evaluator.tile_spaced(grid.area(c, r, c, r), grid.spacing as f32);
+                let tiles = self.evaluator.tile(grid.area(c, r, c, r));
                 let ground = crate::surface::Ground { height: padded[(r as usize + 1) * (cols + 2) + c as usize + 1], normal: normals[i] };
                 let (x, z) = grid.post(c, r);
                 (i, self.evaluator.at_with(&tiles, x, z, ground).into())
