@@ -244,27 +244,29 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     report.tiles_resumed = resumed;
     let citation = bake_citation(&job.params);
     let streamed = std::thread::scope(|scope| -> Result<Option<(ExportReport, Option<ExportReport>)>> {
-        let writer = match &streamed_spec {
-            Some((now, _)) => {
+        // One writer thread per streamed format (a writer waiting for rows must not sit on a
+        // rayon worker: the workers compute those rows).
+        let writers: Vec<_> = streamed_spec
+            .iter()
+            .flat_map(|(now, _)| now.formats.iter())
+            .map(|&format| {
                 let files = CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir);
-                let spec = ExportSpec::for_bake(now, citation.clone());
-                let outdir = &job.outdir;
-                let progress = &progress;
-                Some(scope.spawn(move || export(&StreamedCheckpoints { files, progress }, None, &spec, outdir, &|_| ())))
-            }
-            None => None,
+                let spec = ExportSpec::for_bake(&ExportChoice { formats: vec![format], ..job.export.clone() }, citation.clone());
+                let (outdir, progress) = (&job.outdir, &progress);
+                scope.spawn(move || export(&StreamedCheckpoints { files, progress }, None, &spec, outdir, &|_| ()))
+            })
+            .collect();
+        let join_all = |ws: Vec<std::thread::ScopedJoinHandle<'_, Result<ExportReport>>>| -> Result<Vec<ExportReport>> {
+            ws.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(anyhow::anyhow!("an output writer panicked")))).collect()
         };
-        let join = |w: std::thread::ScopedJoinHandle<'_, Result<ExportReport>>| w.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the output writer panicked")));
         if let Err(e) = compute_tiles(job, evaluator, gpu.as_ref(), &todo, &progress, &pb) {
             progress.fail();
-            if let Some(w) = writer {
-                let _ = join(w);
-            }
+            let _ = join_all(writers);
             return Err(e);
         }
         pb.finish_and_clear();
         report.compute_seconds = t_compute.elapsed().as_secs_f64();
-        let (Some(writer), Some((_, later))) = (writer, &streamed_spec) else { return Ok(None) };
+        let Some((_, later)) = &streamed_spec else { return Ok(None) };
         // The outputs that need the height range, written while the streamed ones finish.
         // The range: computed tiles reported theirs, resumed ones are read.
         let src = CheckpointSource::new(&job.grid, job.params.tile, std::slice::from_ref(&job.outdir))?;
@@ -285,7 +287,10 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             pb.finish_and_clear();
             Some(r?)
         };
-        Ok(Some((join(writer)?, rest)))
+        let mut streamed = join_all(writers)?.into_iter();
+        let mut first = streamed.next().context("no streamed output")?;
+        first.files.extend(streamed.flat_map(|r| r.files));
+        Ok(Some((first, rest)))
     })?;
 
     if job.shard.is_some() {

@@ -161,3 +161,47 @@ fn bad_arguments_are_user_errors() {
         assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"), "{args:?} panicked");
     }
 }
+
+/// Run `c` to completion, failing (and killing it) if it is still running after `limit`: a
+/// watchdog against a hung bake, not a timing (a healthy run takes a second or two).
+fn run_with_watchdog(mut c: Command, limit: std::time::Duration) -> std::process::Output {
+    let mut child = c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the bake did not finish within {limit:?}: a writer is waiting on rows no thread computes");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+// The streamed writers (Float32 formats written while the bands compute) must not hold the
+// threads the compute needs: with a single rayon worker, a writer waiting on a worker for rows
+// deadlocked (found by the export tests). And what they write must equal the outputs written
+// after the compute (a one-shard bake merged: the non-streamed path), for every format.
+#[test]
+fn streamed_outputs_finish_on_one_thread_and_equal_the_merged_outputs() {
+    let formats = "tif,r32,png,tif16,ter,r16";
+    let (streamed, shard, merged) = (tmp("streamed"), tmp("shard11"), tmp("merged11"));
+    let mut c = trnbake();
+    c.env("RAYON_NUM_THREADS", "1")
+        .args(["bake", "--backend", "cpu", "--spacing", "16", "--tile", "48", "--maps", "height", "-q", "--format", formats, "-o"])
+        .arg(&streamed);
+    let o = run_with_watchdog(c, std::time::Duration::from_secs(120));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    bake(&shard, &["--shard", "1/1"]);
+    let o = trnbake().args(["merge", "-q", "--format", formats, "-o"]).arg(&merged).arg(&shard).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["height.tif", "height.r32", "height.png", "height_u16.tif", "height.ter", "height.r16"] {
+        assert_eq!(std::fs::read(streamed.join(f)).unwrap(), std::fs::read(merged.join(f)).unwrap(), "{f} differs");
+    }
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(streamed.join("manifest.json")).unwrap()).unwrap();
+    let mm: serde_json::Value = serde_json::from_slice(&std::fs::read(merged.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["export"]["height_min"], mm["export"]["height_min"]);
+    assert_eq!(m["min_height"], mm["min_height"]);
+    for d in [streamed, shard, merged] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}

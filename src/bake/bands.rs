@@ -145,6 +145,10 @@ impl HeightSource for StreamedCheckpoints<'_> {
         // Rows r0.. up to the north edge must all be ready: grid.rows − r0 rows from the north.
         self.progress.wait_north_rows(self.grid().rows.saturating_sub(r0))
     }
+
+    fn may_block(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

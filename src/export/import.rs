@@ -185,6 +185,9 @@ impl HeightSource for Relabelled {
     fn wait_rows(&self, r0: u32, rows: u32) -> std::io::Result<()> {
         self.inner.wait_rows(r0, rows)
     }
+    fn may_block(&self) -> bool {
+        self.inner.may_block()
+    }
 }
 
 /// A grid of `cols × rows` posts at `spacing`, centred on world (0, 0). An empty grid stays

@@ -400,50 +400,51 @@ pub fn export(
     // 4. Write every (output, tile) pair; tiles of one format in parallel (the PNG encoder is
     //    single-threaded; GeoTIFF strips are compressed in parallel inside each file anyway).
     let jobs: Vec<(&Output, &Placement)> = spec.outputs.iter().flat_map(|o| placements.iter().map(move |p| (o, p))).collect();
-    let written: Vec<Vec<WrittenFile>> = jobs
-        .par_iter()
-        .map(|&(out, p)| -> Result<Vec<WrittenFile>> {
-            let win = Window::new(src, p.c0, p.r0, p.cols, p.rows)?;
-            let name = match tiled {
-                true => format!("{}_x{}_y{}", out.stem, p.x, p.y),
-                false => out.stem.clone(),
-            };
-            let path = dir.join(format!("{name}.{}", out.ext));
-            let ctx = || format!("cannot write {}", path.display());
-            let mut files = Vec::new();
-            let mut wf = match out.format {
-                Format::Tif => write_geotiff_from(&path, &win, &spec.citation, TiffSample::F32, &spec.tiff),
-                Format::Tif16 => {
-                    let (scale, offset) = u16_tif;
-                    write_geotiff_from(&path, &win, &spec.citation, TiffSample::U16 { scale, offset }, &spec.tiff)
-                }
-                Format::Ter => write_ter_from(&path, &win, ter.as_ref().expect("chosen above")),
-                Format::Png => {
-                    let opts = Png16Options { compression: spec.png_compression, min_max: (!tiled).then_some((hmin, hmax)) };
-                    write_png16_from(&path, &win, u16_full.0, u16_full.1, &opts)
-                }
-                Format::Raw | Format::R16 => {
-                    let (scale, offset) = u16_full;
-                    write_raw_from(&path, &win, RawSample::U16 { scale, offset }, raw_order)
-                }
-                Format::R32 => write_raw_from(&path, &win, RawSample::F32, raw_order),
+    //    A source that may block (a bake still computing) is written job after job on this
+    //    thread: a job on a rayon worker waiting for rows would hold a worker the compute needs.
+    let write_job = |&(out, p): &(&Output, &Placement)| -> Result<Vec<WrittenFile>> {
+        let win = Window::new(src, p.c0, p.r0, p.cols, p.rows)?;
+        let name = match tiled {
+            true => format!("{}_x{}_y{}", out.stem, p.x, p.y),
+            false => out.stem.clone(),
+        };
+        let path = dir.join(format!("{name}.{}", out.ext));
+        let ctx = || format!("cannot write {}", path.display());
+        let mut files = Vec::new();
+        let mut wf = match out.format {
+            Format::Tif => write_geotiff_from(&path, &win, &spec.citation, TiffSample::F32, &spec.tiff),
+            Format::Tif16 => {
+                let (scale, offset) = u16_tif;
+                write_geotiff_from(&path, &win, &spec.citation, TiffSample::U16 { scale, offset }, &spec.tiff)
             }
-            .with_context(ctx)?;
-            if tiled {
-                wf.tile = Some([p.x, p.y]);
+            Format::Ter => write_ter_from(&path, &win, ter.as_ref().expect("chosen above")),
+            Format::Png => {
+                let opts = Png16Options { compression: spec.png_compression, min_max: (!tiled).then_some((hmin, hmax)) };
+                write_png16_from(&path, &win, u16_full.0, u16_full.1, &opts)
             }
+            Format::Raw | Format::R16 => {
+                let (scale, offset) = u16_full;
+                write_raw_from(&path, &win, RawSample::U16 { scale, offset }, raw_order)
+            }
+            Format::R32 => write_raw_from(&path, &win, RawSample::F32, raw_order),
+        }
+        .with_context(ctx)?;
+        if tiled {
+            wf.tile = Some([p.x, p.y]);
+        }
+        files.push(wf);
+        on_file(jobs.len() as u64);
+        // A world file georeferences the PNG for GIS tools; engine exports skip it.
+        if out.format == Format::Png && spec.preset.is_none() {
+            let pgw = path.with_extension("pgw");
+            let mut wf = write_world_file(&pgw, &win.grid()).with_context(|| format!("cannot write {}", pgw.display()))?;
+            wf.tile = files[0].tile;
             files.push(wf);
-            on_file(jobs.len() as u64);
-            // A world file georeferences the PNG for GIS tools; engine exports skip it.
-            if out.format == Format::Png && spec.preset.is_none() {
-                let pgw = path.with_extension("pgw");
-                let mut wf = write_world_file(&pgw, &win.grid()).with_context(|| format!("cannot write {}", pgw.display()))?;
-                wf.tile = files[0].tile;
-                files.push(wf);
-            }
-            Ok(files)
-        })
-        .collect::<Result<_>>()?;
+        }
+        Ok(files)
+    };
+    let written: Vec<Vec<WrittenFile>> =
+        if src.may_block() { jobs.iter().map(write_job).collect::<Result<_>>()? } else { jobs.par_iter().map(write_job).collect::<Result<_>>()? };
     let mut files: Vec<WrittenFile> = written.into_iter().flatten().collect();
 
     // 5. A VRT mosaic over each set of GeoTIFF tiles.

@@ -36,6 +36,13 @@ pub trait HeightSource: Sync {
     fn wait_rows(&self, _r0: u32, _rows: u32) -> io::Result<()> {
         Ok(())
     }
+
+    /// Whether [`HeightSource::wait_rows`] can block (a source a bake is still filling): then
+    /// a writer's driver must run on a thread of its own, never on a rayon worker, since the
+    /// workers are the ones computing the rows it waits for.
+    fn may_block(&self) -> bool {
+        false
+    }
 }
 
 /// Checks a block request against the grid and the output length (shared by every source).
@@ -251,6 +258,10 @@ impl HeightSource for Window<'_> {
     fn wait_rows(&self, r0: u32, rows: u32) -> io::Result<()> {
         self.inner.wait_rows(self.r0 + r0, rows)
     }
+
+    fn may_block(&self) -> bool {
+        self.inner.may_block()
+    }
 }
 
 /// Bilinear resampling of another source onto `cols × rows` posts covering the same extent
@@ -329,6 +340,10 @@ impl HeightSource for Resampled<'_> {
         // Output rows map onto input rows by `bracket`; waiting for all of them is simple and
         // only ever happens for sources that are already complete (no bake streams a preset).
         self.inner.wait_rows(0, self.inner.grid().rows)
+    }
+
+    fn may_block(&self) -> bool {
+        self.inner.may_block()
     }
 }
 
