@@ -466,12 +466,19 @@ fn entry_point() {
     let ep = m.entry_points.iter().find(|e| e.name == HEIGHT_PASS_ENTRY).expect("height_pass entry point");
     assert_eq!(ep.stage, naga::ShaderStage::Compute);
     assert_eq!(ep.workgroup_size, [HEIGHT_PASS_WORKGROUP[0], HEIGHT_PASS_WORKGROUP[1], 1]);
+    // A culling block must be whole workgroups at the widest strip (8 invocations × 4 posts
+    // across): the kernel reads one block's list for a whole workgroup.
+    assert_eq!(trnbake::gpu::records::HEIGHT_CULL_BLOCK % (HEIGHT_PASS_WORKGROUP[0] * 4), 0);
+    assert_eq!(trnbake::gpu::records::HEIGHT_CULL_BLOCK % HEIGHT_PASS_WORKGROUP[1], 0);
+    // The strip's override constant exists, and its default is the widest strip.
+    let (_, strip) = m.overrides.iter().find(|(_, o)| o.name.as_deref() == Some("STRIP")).expect("override STRIP");
+    assert!(strip.init.is_some(), "STRIP has a default");
 }
 
 /// The embedded source is the current kernels (build.rs reruns when `kernels/` changes).
 #[test]
 fn embedded_source_is_current() {
-    for file in ["records", "noise", "feather", "boundary", "filter", "affector", "walk", "height"] {
+    for file in ["records", "noise", "feather", "boundary", "filter", "affector", "walk_strip", "height"] {
         let path = format!("{}/kernels/{file}.wgsl", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(HEIGHT_PASS_WGSL.contains(&text), "{path} is not in HEIGHT_PASS_WGSL (stale build?)");
