@@ -8,6 +8,18 @@ use trnbake::surface::normals::NormalMethod;
 use trnbake::surface::{SurfaceEvaluator, SurfaceOptions};
 use trnbake::swg::header::{Bytes, PackedIntMap, PackedMapControl};
 
+mod common;
+
+/// A real planet, the options of its surface checks and its height evaluator, or `None` with
+/// a printed skip (a failure in CI).
+fn planet(name: &str) -> Option<(trnbake::swg::Terrain, HeightOptions, HeightEvaluator)> {
+    let p = common::real_file(&format!("terrain/{name}.trn"))?;
+    let t = trnbake::swg::Terrain::load(&p).unwrap();
+    let opts = HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() };
+    let he = HeightEvaluator::new(&t, &opts).unwrap();
+    Some((t, opts, he))
+}
+
 fn rect(name: &str, x0: f32, z0: f32, x1: f32, z1: f32) -> serde_json::Value {
     serde_json::json!({"enabled": true, "name": name, "type": "rectangle", "x0": x0, "z0": z0, "x1": x1, "z1": z1, "feather_type": 0, "feather_amount": 0.0,
         "water": {"enabled": false, "use_global_height": false, "height": 0.0, "shader_size": 2.0, "shader": ""}, "water_type": 0})
@@ -102,7 +114,6 @@ fn explain_names_the_rule_that_removed_blocked_or_outranked_the_family() {
 fn pimp_agreement_is_pinned_per_planet() {
     use trnbake::fidelity::check_pimp;
     use trnbake::surface::SurfaceWalk;
-    use trnbake::swg::Terrain;
     let planets = [
         ("tatooine", 0.9805, 0.9805),
         ("yavin4", 0.9797, 0.9818),
@@ -112,15 +123,7 @@ fn pimp_agreement_is_pinned_per_planet() {
         ("kashyyyk_main", 0.8750, 0.8750),
     ];
     for (name, separate, tree) in planets {
-        let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../shared/data/swg/terrain/{name}.trn"));
-        if !p.exists() {
-            assert!(std::env::var("CI").map_or(true, |v| v != "true"), "test data {} is missing (required in CI)", p.display());
-            eprintln!("skipping {name}: {} is missing", p.display());
-            continue;
-        }
-        let t = Terrain::load(&p).unwrap();
-        let opts = HeightOptions { data_root: Some(p.parent().unwrap().parent().unwrap().to_path_buf()), missing_bitmaps_zero: true, ..Default::default() };
-        let he = HeightEvaluator::new(&t, &opts).unwrap();
+        let Some((t, opts, he)) = planet(name) else { continue };
         let mut rates = Vec::new();
         for (walk, measured) in [(SurfaceWalk::Separate, separate), (SurfaceWalk::Tree, tree)] {
             let se = SurfaceEvaluator::new(&t, &opts, SurfaceOptions { walk, ..Default::default() }).unwrap();
@@ -146,18 +149,9 @@ fn pimp_agreement_is_pinned_per_planet() {
 fn slope_height_tree_agreement_is_pinned_per_planet() {
     use trnbake::fidelity::check_pimp;
     use trnbake::surface::SlopeHeight;
-    use trnbake::swg::Terrain;
     let planets = [("tatooine", 0.9805), ("yavin4", 0.9839), ("naboo", 0.9362), ("dathomir", 0.9983), ("mustafar", 1.0), ("kashyyyk_main", 0.8750)];
     for (name, measured) in planets {
-        let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../shared/data/swg/terrain/{name}.trn"));
-        if !p.exists() {
-            assert!(std::env::var("CI").map_or(true, |v| v != "true"), "test data {} is missing (required in CI)", p.display());
-            eprintln!("skipping {name}: {} is missing", p.display());
-            continue;
-        }
-        let t = Terrain::load(&p).unwrap();
-        let opts = HeightOptions { data_root: Some(p.parent().unwrap().parent().unwrap().to_path_buf()), missing_bitmaps_zero: true, ..Default::default() };
-        let he = HeightEvaluator::new(&t, &opts).unwrap();
+        let Some((t, opts, he)) = planet(name) else { continue };
         let mut rates = Vec::new();
         for slope_height in [SlopeHeight::Final, SlopeHeight::Tree] {
             let se = SurfaceEvaluator::new(&t, &opts, SurfaceOptions { slope_height, ..Default::default() }).unwrap();
