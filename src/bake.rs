@@ -13,7 +13,7 @@ use crate::export::set::{export, ExportChoice, ExportReport, ExportSpec, ExportS
 use bands::{BandProgress, StreamedCheckpoints};
 use crate::export::source::{check_block, read_exact_at, scan_min_max};
 use crate::export::{HeightSource, PostGrid, WrittenFile};
-use crate::fsutil::write_atomic;
+use crate::fsutil::{write_atomic, write_renamed};
 use crate::gpu::{GpuContext, GpuHeightPass};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -344,7 +344,10 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
 fn compute_tiles(job: &BakeJob, evaluator: &HeightEvaluator, gpu: Option<&GpuContext>, todo: &[TileSpec], progress: &BandProgress, pb: &indicatif::ProgressBar) -> Result<()> {
     let (grid, tile) = (&job.grid, job.params.tile);
     let checkpoint = |t: &TileSpec, data: &[f32]| -> Result<()> {
-        write_checkpoint(&tile_path(&job.outdir, t), data).context("cannot write a tile checkpoint")?;
+        // No fsync: a killed bake cannot leave a partial checkpoint under its final name (the
+        // rename is atomic and `tile_done` checks the size), and one lost to a machine crash
+        // is recomputed on resume; syncing hundreds of tiles would only slow every bake.
+        write_renamed(&tile_path(&job.outdir, t), bytemuck::cast_slice(data)).context("cannot write a tile checkpoint")?;
         progress.tile_done(grid, tile, t, crate::export::finite_min_max(data));
         pb.inc(1);
         Ok(())
@@ -373,19 +376,6 @@ fn compute_tiles(job: &BakeJob, evaluator: &HeightEvaluator, gpu: Option<&GpuCon
             Ok(())
         }
     }
-}
-
-/// Write a tile checkpoint: temp file + rename, without the fsync of the outputs. A killed
-/// bake cannot leave a partial checkpoint under its final name (the rename is atomic and
-/// [`tile_done`] checks the size), and a checkpoint lost to a crash of the whole machine is
-/// recomputed on resume; syncing hundreds of tiles would only slow every bake.
-fn write_checkpoint(path: &Path, data: &[f32]) -> std::io::Result<()> {
-    let tmp = crate::fsutil::temp_path_for(path);
-    let result = std::fs::write(&tmp, bytemuck::cast_slice::<f32, u8>(data)).and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// The GeoTIFF citation / CRS name of a bake's outputs.

@@ -15,9 +15,25 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_atomic_with(path, |w| w.write_all(bytes))
 }
 
+/// Write `bytes` to `path` through a temp file and a rename, without the fsync: a killed run
+/// never leaves a partial file under the final name, but a crash of the whole machine may
+/// lose it. For scratch files that are recomputed when missing (a bake's tile checkpoints).
+pub fn write_renamed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_via_temp(path, false, |w| w.write_all(bytes))
+}
+
 /// Stream into `path` atomically: `fill` writes the content; on any error the temp file is removed.
 pub fn write_atomic_with(
     path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    write_via_temp(path, true, fill)
+}
+
+/// Temp file beside `path`, `fill`, optionally fsync, rename; the temp file is removed on error.
+fn write_via_temp(
+    path: &Path,
+    sync: bool,
     fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let tmp = temp_path_for(path);
@@ -26,7 +42,9 @@ pub fn write_atomic_with(
         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
         fill(&mut w)?;
         let file = w.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
+        if sync {
+            file.sync_all()?;
+        }
         std::fs::rename(&tmp, path)
     })();
     if result.is_err() {

@@ -273,20 +273,34 @@ unsafe fn boundary_lanes<L: Lanes>(b: &BoundaryRecord, xs: &[f32], z: f32, paren
     }
 }
 
+/// The operand of a height operation over a row: a constant (AHCN), or per-lane fractal
+/// values times the affector's scale (AHFR: `f.value(x, z) * a.value`).
+#[derive(Clone, Copy)]
+enum Operand<'a> {
+    Constant(f32),
+    Scaled(&'a [f32], f32),
+}
+
 /// `out[l] = height_operation(op, out[l], c[l], t[l])` where `t[l] > 0`, a vector at a time.
 #[inline(always)]
-unsafe fn operation_lanes<L: Lanes>(op: i32, c: &[f32], scale: f32, t: &[f32], out: &mut [f32]) {
+unsafe fn operation_lanes<L: Lanes>(op: i32, operand: Operand, t: &[f32], out: &mut [f32]) {
     let w = L::WIDTH;
-    let vscale = L::splat(scale);
     let groups = out.len() / w;
     for k in 0..groups {
         let po = out.as_mut_ptr().add(k * w);
-        let cv = L::mul(L::load(c.as_ptr().add(k * w)), vscale);
+        let cv = match operand {
+            Operand::Constant(c) => L::splat(c),
+            Operand::Scaled(values, scale) => L::mul(L::load(values.as_ptr().add(k * w)), L::splat(scale)),
+        };
         L::store(po, row_ops::height_operation::<L>(op, L::load(po), cv, L::load(t.as_ptr().add(k * w))));
     }
     for l in groups * w..out.len() {
         if t[l] > 0.0 {
-            out[l] = height_operation(op, out[l], c[l] * scale, t[l]);
+            let c = match operand {
+                Operand::Constant(c) => c,
+                Operand::Scaled(values, scale) => values[l] * scale,
+            };
+            out[l] = height_operation(op, out[l], c, t[l]);
         }
     }
 }
@@ -305,13 +319,10 @@ unsafe fn apply_affectors<L: Lanes>(plan: &BakePlan, affectors: &[AffectorRecord
                 // Equal per lane to apply_height_affector's `f.value(x, z) * a.value`.
                 let fractal = &plan.fractals[a.index as usize];
                 fractal.value_row_with::<L>(&xs[range.clone()], z, &mut fractal_values[range.clone()]);
-                operation_lanes::<L>(a.operation, &fractal_values[range.clone()], a.value, &t[range.clone()], &mut out[range.clone()]);
+                operation_lanes::<L>(a.operation, Operand::Scaled(&fractal_values[range.clone()], a.value), &t[range.clone()], &mut out[range.clone()]);
             }
             AFFECTOR_HEIGHT_CONSTANT => {
-                // c = value · 1: the constant as is (x · 1.0 = x exactly, NaN kept).
-                let ones = &mut fractal_values[range.clone()];
-                ones.fill(1.0);
-                operation_lanes::<L>(a.operation, ones, a.value, &t[range.clone()], &mut out[range.clone()]);
+                operation_lanes::<L>(a.operation, Operand::Constant(a.value), &t[range.clone()], &mut out[range.clone()]);
             }
             _ => {
                 for l in range.clone() {

@@ -189,7 +189,7 @@ fn write_idat_parallel<W: Write>(
         _ => 3,
     };
     let batch = (rayon::current_num_threads() * 2).max(1);
-    let mut adler: Option<(u32, u64)> = None;
+    let mut adler: Option<u32> = None;
     for first in (0..jobs).step_by(batch) {
         let range = first..(first + batch).min(jobs);
         // File rows (north first) of the batch, and the one above it for the filter.
@@ -212,17 +212,13 @@ fn write_idat_parallel<W: Write>(
         for (k, (mut piece, a, len)) in pieces.into_iter().enumerate() {
             let is_first = first + k == 0;
             let is_last = first + k == jobs - 1;
-            adler = Some(match adler {
-                None => (a, len),
-                Some((prev, _)) => (adler32_combine(prev, a, len), len),
-            });
+            adler = Some(adler.map_or(a, |prev| adler32_combine(prev, a, len)));
             if is_first {
                 // CMF 0x78 (deflate, 32 KiB window), FLG with FLEVEL "fast" and the check bits.
                 piece.splice(0..0, [0x78, 0x5e]);
             }
             if is_last {
-                let (a, _) = adler.expect("set above");
-                piece.extend_from_slice(&a.to_be_bytes());
+                piece.extend_from_slice(&adler.expect("set above").to_be_bytes());
             }
             writer.write_chunk(png::chunk::IDAT, &piece).map_err(png_err)?;
         }
