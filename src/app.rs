@@ -24,21 +24,26 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Decompile { file, output } => decompile(&file, output.as_deref()),
         Command::Compile { file, output } => compile(&file, &output),
         Command::Sample { file, points, at, height } => sample(file.as_deref(), points.as_deref(), at.as_deref(), &height),
-        Command::Fidelity { file, cells, seed, json, height, surface, pimp_samples, pimp_reach, explain, out, dump_cells, dump_rect } => {
+        Command::Fidelity { file, cells, seed, json, height, surface, pimp_samples, pimp_reach, pimp_every_cell, explain, out, dump_cells, dump_rect } => {
             let pimp_samples = crate::fidelity::PimpSampling { per_side: pimp_samples, reach: pimp_reach };
+            let pimp_cells = if pimp_every_cell { crate::fidelity::PimpCells::Every } else { crate::fidelity::PimpCells::Random { n: cells * 4, seed } };
             if let Some(path) = dump_cells {
                 let t = Terrain::load(&file)?;
                 let e = height_evaluator(&t, &height, Some(&file))?;
                 let se = crate::surface::SurfaceEvaluator::new(&t, &height_options(&height, Some(&file)), surface.options())?;
-                let rect = dump_rect.map(|v| [v[0], v[1], v[2], v[3]]);
-                let list = crate::fidelity::dump_cell_list(&t, cells * 4, seed, rect);
+                let rect = match dump_rect.as_deref() {
+                    None => None,
+                    Some(&[c0, r0, c1, r1]) => Some([c0, r0, c1, r1]),
+                    Some(v) => anyhow::bail!("--dump-rect takes four numbers C0,R0,C1,R1, got {}", v.len()),
+                };
+                let list = crate::fidelity::dump_cell_list(&t, pimp_cells, rect);
                 let text = crate::fidelity::dump_cells(&t, &e, &se, surface.normals, &list);
                 return crate::fsutil::write_atomic(&path, text.as_bytes()).with_context(|| format!("writing {}", path.display()));
             }
             if explain {
-                fidelity_explain(&file, cells, seed, &height, &surface, pimp_samples, &out)
+                fidelity_explain(&file, pimp_cells, &height, &surface, pimp_samples, &out)
             } else {
-                fidelity(&file, cells, seed, json, &height, &surface, pimp_samples)
+                fidelity(&file, cells, seed, pimp_cells, json, &height, &surface, pimp_samples)
             }
         }
         Command::Bake(args) => bake(&args, cli.quiet),
@@ -192,12 +197,13 @@ fn sample(file: Option<&Path>, points: Option<&Path>, at: Option<&str>, args: &H
     Ok(())
 }
 
-fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: crate::fidelity::PimpSampling) -> Result<()> {
+#[allow(clippy::too_many_arguments)]
+fn fidelity(file: &Path, cells: usize, seed: u64, pimp_cells: crate::fidelity::PimpCells, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: crate::fidelity::PimpSampling) -> Result<()> {
     use crate::fidelity::{check_pfpm, check_smap, check_wmap};
     let t = Terrain::load(file)?;
     let e = height_evaluator(&t, args, Some(file))?;
     let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
-    let pimp = crate::fidelity::pimp_predictions(&t, &e, &surface, surface_args.normals, pimp_samples, cells * 4, seed).map(|p| crate::fidelity::pimp_report(&p));
+    let pimp = crate::fidelity::pimp_predictions(&t, &e, &surface, surface_args.normals, pimp_samples, pimp_cells).map(|p| crate::fidelity::pimp_report(&p));
     let pfpm = check_pfpm(&t, &e, cells, seed);
     let near = crate::fidelity::near_roads(&t, 0.0);
     let pfpm_roads = crate::fidelity::check_pfpm_where(&t, &e, cells, seed, &near);
@@ -233,6 +239,7 @@ fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs,
             for b in &r.calibration {
                 writeln!(out, "    p in [{:.1}, {:.1}): {:>5} cells, predicted {:.3}, observed {:.3}", b.lo, b.hi, b.cells, b.mean_predicted, b.observed)?;
             }
+            write_ceiling(&mut out, r)?;
         }
         None => writeln!(out, "  PIMP flora    (no PIMP in this file)")?,
     }
@@ -260,13 +267,31 @@ fn fidelity(file: &Path, cells: usize, seed: u64, json: bool, args: &HeightArgs,
     Ok(())
 }
 
+/// The same-chances ceiling of a PIMP report and its largest mixed groups.
+fn write_ceiling(out: &mut impl Write, r: &crate::fidelity::PimpReport) -> Result<()> {
+    writeln!(
+        out,
+        "    ceiling: {}/{} flora cells ({:.2} %) for any rule reading these chances (cells with equal chances that PIMP fills differently)",
+        r.same_chances_best,
+        r.flora_cells,
+        100.0 * r.ceiling()
+    )?;
+    for g in r.mixed_groups.iter().take(5) {
+        let chances: Vec<String> = g.chances.iter().map(|(f, p)| format!("{f}: {p:.3}")).collect();
+        let chances = if chances.is_empty() { "no flora predicted".to_string() } else { format!("chances {{{}}}", chances.join(", ")) };
+        let truths: Vec<String> = g.truths.iter().map(|(f, n)| format!("{f} ×{n}")).collect();
+        writeln!(out, "      {:>4} cells with {chances} hold {}", g.cells, truths.join(", "))?;
+    }
+    Ok(())
+}
+
 /// `trnbake fidelity --explain`: the PIMP check (cells × 4 cells, as `fidelity`) with every
 /// miss traced to its rules, written to OUT/misses.csv and OUT/misses.png.
-fn fidelity_explain(file: &Path, cells: usize, seed: u64, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: crate::fidelity::PimpSampling, out_dir: &Path) -> Result<()> {
+fn fidelity_explain(file: &Path, pimp_cells: crate::fidelity::PimpCells, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: crate::fidelity::PimpSampling, out_dir: &Path) -> Result<()> {
     let t = Terrain::load(file)?;
     let e = height_evaluator(&t, args, Some(file))?;
     let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
-    let Some(ex) = crate::fidelity::explain_pimp(&t, &e, &surface, surface_args.normals, pimp_samples, cells * 4, seed) else {
+    let Some(ex) = crate::fidelity::explain_pimp(&t, &e, &surface, surface_args.normals, pimp_samples, pimp_cells) else {
         anyhow::bail!("{}: no PIMP flora map (only 0015 files carry one)", file.display());
     };
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
@@ -279,6 +304,7 @@ fn fidelity_explain(file: &Path, cells: usize, seed: u64, args: &HeightArgs, sur
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", file.display())?;
     writeln!(out, "  PIMP flora    {}/{} flora cells hold the most likely collidable family ({:.2} %)", r.agree, r.flora_cells, 100.0 * r.rate())?;
+    write_ceiling(&mut out, r)?;
     let none = ex.misses.iter().filter(|m| m.cell.family == 0).count();
     writeln!(out, "  misses        {} ({} predicted none, {} another family)", ex.misses.len(), none, ex.misses.len() - none)?;
     // The causes, most common first.

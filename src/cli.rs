@@ -89,6 +89,11 @@ pub enum Command {
         /// from a neighbouring flora tile, within the header's tile border; swg-trn §2.2 [?]).
         #[arg(long, default_value_t = 0.0)]
         pimp_reach: f32,
+        /// PIMP: evaluate every cell of the flora map once instead of 4 × --cells random
+        /// ones (a 4 km map has 65,536 cells, where the random sample meets only a few dozen
+        /// flora cells; a 16 km planet has 1,048,576 and takes minutes).
+        #[arg(long)]
+        pimp_every_cell: bool,
         /// Trace every missed PIMP flora cell to its rules and write OUT/misses.csv (per
         /// missed cell: the baked chances, SOE's family, and each rule that added, removed or
         /// blocked either family, with its layer path, filters, inputs and weights) and
@@ -105,7 +110,7 @@ pub enum Command {
         #[arg(long, value_name = "FILE", hide = true)]
         dump_cells: Option<PathBuf>,
         /// With --dump-cells: the cells C0,R0,C1,R1 (columns [C0, C1), rows [R0, R1)).
-        #[arg(long, value_name = "C0,R0,C1,R1", value_delimiter = ',', num_args = 4, hide = true)]
+        #[arg(long, value_name = "C0,R0,C1,R1", value_delimiter = ',', hide = true)]
         dump_rect: Option<Vec<u32>>,
     },
     /// Bake a height grid (GPU or CPU) into OUTDIR/height.tif, height.png and manifest.json

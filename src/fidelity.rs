@@ -377,6 +377,35 @@ pub struct PimpReport {
     pub empty_cells: usize,
     pub empty_agree: usize,
     pub calibration: Vec<CalibrationBin>,
+    /// The most flora cells any rule that sees only the chances could match: flora cells
+    /// with the same chances (to 0.001) that PIMP fills with different families agree at
+    /// most in the commonest of them. A ceiling for the reading, not for the semantics: it
+    /// says how much of what is left is the original tool's own random family draw
+    /// (swg-trn §5.9), which no reading of the stack recovers.
+    pub same_chances_best: usize,
+    /// The groups of identical chances where PIMP's families differ, most cells lost first
+    /// (at most [`MIXED_GROUPS_KEPT`]).
+    pub mixed_groups: Vec<MixedGroup>,
+}
+
+/// How many [`MixedGroup`]s a [`PimpReport`] keeps.
+pub const MIXED_GROUPS_KEPT: usize = 8;
+
+/// Flora cells that share their predicted chances but not PIMP's family.
+#[derive(Clone, Debug, Serialize)]
+pub struct MixedGroup {
+    /// The shared chances (family, probability), by id.
+    pub chances: Vec<(i32, f32)>,
+    pub cells: usize,
+    /// PIMP's families over the group with their counts, commonest first.
+    pub truths: Vec<(i32, usize)>,
+}
+
+impl PimpReport {
+    /// [`PimpReport::same_chances_best`] as a share of the flora cells.
+    pub fn ceiling(&self) -> f64 {
+        if self.flora_cells == 0 { 1.0 } else { self.same_chances_best as f64 / self.flora_cells as f64 }
+    }
 }
 
 impl PimpReport {
@@ -396,6 +425,28 @@ impl PimpReport {
 pub struct PimpSampling {
     pub per_side: u32,
     pub reach: f32,
+}
+
+/// Which PIMP cells a check evaluates: `n` random cells (seeded, with repeats), or every
+/// cell of the grid once (`fidelity --pimp-every-cell`: 65,536 on a 4 km map, where the
+/// random sample sees only a few dozen flora cells; 1,048,576 on a 16 km planet).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PimpCells {
+    Random { n: usize, seed: u64 },
+    Every,
+}
+
+impl PimpCells {
+    /// The (col, row) list for a PIMP grid of `w` × `h` cells.
+    pub fn list(self, w: u32, h: u32) -> Vec<(u32, u32)> {
+        match self {
+            PimpCells::Random { n, seed } => {
+                let mut pick = CellPicker::new(seed);
+                (0..n).map(|_| (pick.below(u64::from(w)) as u32, pick.below(u64::from(h)) as u32)).collect()
+            }
+            PimpCells::Every => (0..h).flat_map(|r| (0..w).map(move |c| (c, r))).collect(),
+        }
+    }
 }
 
 /// The sample posts of PIMP cell (col, row) with their ground. The object lies somewhere in
@@ -476,7 +527,7 @@ pub fn check_pimp(
     n: usize,
     seed: u64,
 ) -> Option<PimpReport> {
-    Some(pimp_report(&pimp_predictions(t, heights, surface, normals, PimpSampling { per_side, reach: 0.0 }, n, seed)?))
+    Some(pimp_report(&pimp_predictions(t, heights, surface, normals, PimpSampling { per_side, reach: 0.0 }, PimpCells::Random { n, seed })?))
 }
 
 /// One evaluated PIMP cell: the baked chances, the most likely family and PIMP's family.
@@ -493,15 +544,14 @@ pub struct CellPrediction {
     pub truth: i32,
 }
 
-/// The predictions behind [`check_pimp`]: `n` random cells (seeded), `None` without PIMP.
+/// The predictions behind [`check_pimp`] for the chosen cells, `None` without PIMP.
 pub fn pimp_predictions(
     t: &Terrain,
     heights: &HeightEvaluator,
     surface: &crate::surface::SurfaceEvaluator,
     normals: crate::surface::normals::NormalMethod,
     sampling: PimpSampling,
-    n: usize,
-    seed: u64,
+    choice: PimpCells,
 ) -> Option<Vec<CellPrediction>> {
     use rayon::prelude::*;
     let pimp = t.flora_map.as_ref()?;
@@ -509,8 +559,7 @@ pub fn pimp_predictions(
     if w == 0 || hgt == 0 {
         return None;
     }
-    let mut pick = CellPicker::new(seed);
-    let cells: Vec<(u32, u32)> = (0..n).map(|_| (pick.below(u64::from(w)) as u32, pick.below(u64::from(hgt)) as u32)).collect();
+    let cells = choice.list(w, hgt);
     Some(
         cells
             .par_iter()
@@ -526,7 +575,16 @@ pub fn pimp_predictions(
 /// Agreement and calibration of a set of predictions (swg-trn §5.9).
 pub fn pimp_report(predictions: &[CellPrediction]) -> PimpReport {
     let cells = predictions;
-    let mut report = PimpReport { cells: cells.len(), flora_cells: 0, agree: 0, empty_cells: 0, empty_agree: 0, calibration: Vec::new() };
+    let mut report = PimpReport {
+        cells: cells.len(),
+        flora_cells: 0,
+        agree: 0,
+        empty_cells: 0,
+        empty_agree: 0,
+        calibration: Vec::new(),
+        same_chances_best: 0,
+        mixed_groups: Vec::new(),
+    };
     let mut bins = vec![(0usize, 0.0f64, 0usize); 10];
     for &CellPrediction { family, p, truth, .. } in predictions {
         if truth != 0 {
@@ -555,7 +613,38 @@ pub fn pimp_report(predictions: &[CellPrediction]) -> PimpReport {
             observed: b.2 as f64 / b.0 as f64,
         })
         .collect();
+    (report.same_chances_best, report.mixed_groups) = same_chances_groups(predictions);
     report
+}
+
+/// [`PimpReport::same_chances_best`] and the mixed groups behind it.
+fn same_chances_groups(predictions: &[CellPrediction]) -> (usize, Vec<MixedGroup>) {
+    use std::collections::HashMap;
+    /// Chances in thousandths (zeros dropped): the group key.
+    type Key = Vec<(i32, i32)>;
+    /// A group's chances (those of its first cell) and PIMP's families with their counts.
+    type Group = (Vec<(i32, f32)>, HashMap<i32, usize>);
+    let key = |c: &CellPrediction| -> Key { c.chances.iter().map(|&(f, p)| (f, (p * 1000.0).round() as i32)).filter(|e| e.1 != 0).collect() };
+    let mut groups: HashMap<Key, Group> = HashMap::new();
+    for c in predictions.iter().filter(|c| c.truth != 0) {
+        let g = groups.entry(key(c)).or_insert_with(|| (c.chances.clone(), HashMap::new()));
+        *g.1.entry(c.truth).or_default() += 1;
+    }
+    let mut best = 0;
+    let mut mixed = Vec::new();
+    for (_, (chances, truths)) in groups {
+        let mut truths: Vec<(i32, usize)> = truths.into_iter().collect();
+        truths.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        best += truths[0].1;
+        if truths.len() > 1 {
+            let cells = truths.iter().map(|t| t.1).sum();
+            mixed.push(MixedGroup { chances: chances.into_iter().filter(|e| (e.1 * 1000.0).round() != 0.0).collect(), cells, truths });
+        }
+    }
+    // Most cells lost first, then a fixed order (the map's iteration order is random).
+    mixed.sort_by(|a, b| (b.cells - b.truths[0].1).cmp(&(a.cells - a.truths[0].1)).then(b.cells.cmp(&a.cells)).then(a.chances.partial_cmp(&b.chances).unwrap_or(std::cmp::Ordering::Equal)));
+    mixed.truncate(MIXED_GROUPS_KEPT);
+    (best, mixed)
 }
 
 /// One rule on the way to a missed PIMP cell's flora (`trnbake fidelity --explain`),
@@ -642,13 +731,12 @@ pub fn explain_pimp(
     surface: &crate::surface::SurfaceEvaluator,
     normals: crate::surface::normals::NormalMethod,
     sampling: PimpSampling,
-    n: usize,
-    seed: u64,
+    choice: PimpCells,
 ) -> Option<PimpExplain> {
     use crate::plan::{AFFECTOR_FLORA_BASE, FLORA_ADD, FLORA_REMOVE_ALL, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS};
     use crate::surface::explain::{affector_layers, layer_parents, PostTrace};
     use rayon::prelude::*;
-    let predictions = pimp_predictions(t, heights, surface, normals, sampling, n, seed)?;
+    let predictions = pimp_predictions(t, heights, surface, normals, sampling, choice)?;
     let report = pimp_report(&predictions);
     let plan = surface.traced_plan();
     let parents = layer_parents(plan);
@@ -950,14 +1038,53 @@ pub fn dump_cells(
     out
 }
 
-/// The cells of `--dump-cells`: the random sample of [`pimp_predictions`] (`n`, `seed`), or
-/// every cell of the rectangle [c0, c1) × [r0, r1) when `rect` is given.
-pub fn dump_cell_list(t: &Terrain, n: usize, seed: u64, rect: Option<[u32; 4]>) -> Vec<(u32, u32)> {
+/// The cells of `--dump-cells`: those of [`pimp_predictions`] for `choice`, or every cell of
+/// the rectangle [c0, c1) × [r0, r1) when `rect` is given.
+pub fn dump_cell_list(t: &Terrain, choice: PimpCells, rect: Option<[u32; 4]>) -> Vec<(u32, u32)> {
     let Some(pimp) = t.flora_map.as_ref() else { return Vec::new() };
     let (w, hgt) = (pimp.control.width, pimp.control.height);
     if let Some([c0, r0, c1, r1]) = rect {
         return (r0..r1.min(hgt)).flat_map(|r| (c0..c1.min(w)).map(move |c| (c, r))).collect();
     }
-    let mut pick = CellPicker::new(seed);
-    (0..n).map(|_| (pick.below(u64::from(w)) as u32, pick.below(u64::from(hgt)) as u32)).collect()
+    choice.list(w, hgt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prediction(col: u32, chances: &[(i32, f32)], truth: i32) -> CellPrediction {
+        let (family, p) = most_likely(chances);
+        CellPrediction { col, row: 0, chances: chances.to_vec(), family, p, truth }
+    }
+
+    /// Cells with equal chances that PIMP fills differently agree at most in the commonest
+    /// family; a lone cell or a group PIMP fills alike costs nothing; empty cells do not count.
+    #[test]
+    fn the_same_chances_ceiling_counts_the_commonest_family_of_each_group() {
+        let mixed = [(36, 0.242), (40, 0.412)];
+        let mut cells: Vec<CellPrediction> = (0..5).map(|i| prediction(i, &mixed, if i < 3 { 40 } else { 36 })).collect();
+        // The same chances up to rounding (0.001) fall in the same group.
+        cells.push(prediction(5, &[(36, 0.2421), (40, 0.4119)], 36));
+        cells.push(prediction(6, &[(7, 1.0)], 7));
+        cells.push(prediction(7, &[(7, 1.0)], 7));
+        cells.push(prediction(8, &[(7, 0.5)], 9));
+        cells.push(prediction(9, &mixed, 0));
+        let r = pimp_report(&cells);
+        assert_eq!(r.flora_cells, 9);
+        // The mixed group: 6 cells, 3 × 40 and 3 × 36 → 3; the rest: 2 + 1.
+        assert_eq!(r.same_chances_best, 6);
+        assert_eq!(r.mixed_groups.len(), 1);
+        let g = &r.mixed_groups[0];
+        assert_eq!((g.cells, g.truths.clone()), (6, vec![(36, 3), (40, 3)]));
+        assert!(r.ceiling() >= r.rate(), "the most likely family is a rule reading the chances");
+    }
+
+    #[test]
+    fn every_cell_lists_the_grid_once_row_by_row() {
+        assert_eq!(PimpCells::Every.list(3, 2), vec![(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1)]);
+        let random = PimpCells::Random { n: 50, seed: 1 }.list(3, 2);
+        assert_eq!(random.len(), 50);
+        assert!(random.iter().all(|&(c, r)| c < 3 && r < 2));
+    }
 }
