@@ -211,3 +211,39 @@ fn kashyyyk_every_cell_and_the_naboo_random_draw_ceiling() {
         assert!(swamp.cells >= 40 && (share_40 - predicted).abs() < 0.1, "{} cells, share {share_40:.3} vs {predicted:.3}", swamp.cells);
     }
 }
+
+/// The best reading found so far, on the CPU (README, Surface maps): FSLP on the heights built
+/// so far (`--slope-height tree`), a flora add's density scaled by the layer amount
+/// (`--flora-amount scale`), and each PIMP cell sampled over the box its object lies in
+/// (`fidelity --pimp-reach` = 1 − the header's collidable tileBorder, swg-trn §2.2: the
+/// placement RNG puts the object at border + u·(16 − 2·border)). It beats or ties today's
+/// default on every planet and is calibrated everywhere (every bin of ≥ 100 cells within 0.1;
+/// dathomir's worst falls from 0.143 with tree slopes alone to 0.045). Measured (4,000 cells,
+/// seed 1; kashyyyk_main on every cell): tatooine 98.17, yavin4 98.74, naboo 93.71, dathomir
+/// 99.74, mustafar 100, kashyyyk_main 95.54 (default 98.05 / 98.18 / 93.62 / 95.84 / 100 /
+/// 94.73). Not the default: the GPU kernels do not implement the first two yet.
+#[test]
+fn tree_slopes_scaled_density_and_header_box_are_pinned_and_calibrated() {
+    use trnbake::fidelity::{pimp_predictions, pimp_report, PimpCells};
+    use trnbake::surface::{FloraAmount, SlopeHeight};
+    let planets = [("tatooine", 0.9817), ("yavin4", 0.9874), ("naboo", 0.9371), ("dathomir", 0.9974), ("mustafar", 1.0), ("kashyyyk_main", 0.9554)];
+    for (name, measured) in planets {
+        let Some((t, opts, he)) = planet(name) else { continue };
+        let cells = if name == "kashyyyk_main" { PimpCells::Every } else { PimpCells::Random { n: 4000, seed: 1 } };
+        let reach = 1.0 - t.header.collidable_flora.tile_border;
+        let mut rates = Vec::new();
+        for (reading, sampling) in [
+            (SurfaceOptions::default(), PimpSampling { per_side: 4, reach: 0.0 }),
+            (SurfaceOptions { slope_height: SlopeHeight::Tree, flora_amount: FloraAmount::Scale, ..Default::default() }, PimpSampling { per_side: 4, reach }),
+        ] {
+            let se = SurfaceEvaluator::new(&t, &opts, reading).unwrap();
+            let r = pimp_report(&pimp_predictions(&t, &he, &se, NormalMethod::Faces, sampling, cells).unwrap());
+            eprintln!("{name} reach {:.2}: {}/{} = {:.2} %, worst calibration gap {:.3}", sampling.reach, r.agree, r.flora_cells, 100.0 * r.rate(), r.worst_calibration(100));
+            rates.push((r.rate(), r.worst_calibration(100)));
+        }
+        let ((default, _), (best, gap)) = (rates[0], rates[1]);
+        assert!(best >= measured - 0.005, "{name}: {best:.4} fell below {measured:.4} − 0.005");
+        assert!(best >= default, "{name}: {best:.4} is below the default reading's {default:.4}");
+        assert!(gap <= 0.1, "{name}: calibration gap {gap:.3} > 0.1");
+    }
+}
