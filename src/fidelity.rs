@@ -402,15 +402,12 @@ pub struct MixedGroup {
 }
 
 impl PimpReport {
+    pub fn rate(&self) -> f64 {
+        if self.flora_cells == 0 { 1.0 } else { self.agree as f64 / self.flora_cells as f64 }
+    }
     /// [`PimpReport::same_chances_best`] as a share of the flora cells.
     pub fn ceiling(&self) -> f64 {
         if self.flora_cells == 0 { 1.0 } else { self.same_chances_best as f64 / self.flora_cells as f64 }
-    }
-}
-
-impl PimpReport {
-    pub fn rate(&self) -> f64 {
-        if self.flora_cells == 0 { 1.0 } else { self.agree as f64 / self.flora_cells as f64 }
     }
     /// The largest |observed − predicted| over the bins with at least `min_cells` cells.
     pub fn worst_calibration(&self, min_cells: usize) -> f64 {
@@ -619,30 +616,29 @@ pub fn pimp_report(predictions: &[CellPrediction]) -> PimpReport {
 
 /// [`PimpReport::same_chances_best`] and the mixed groups behind it.
 fn same_chances_groups(predictions: &[CellPrediction]) -> (usize, Vec<MixedGroup>) {
-    use std::collections::HashMap;
-    /// Chances in thousandths (zeros dropped): the group key.
-    type Key = Vec<(i32, i32)>;
-    /// A group's chances (those of its first cell) and PIMP's families with their counts.
-    type Group = (Vec<(i32, f32)>, HashMap<i32, usize>);
-    let key = |c: &CellPrediction| -> Key { c.chances.iter().map(|&(f, p)| (f, (p * 1000.0).round() as i32)).filter(|e| e.1 != 0).collect() };
-    let mut groups: HashMap<Key, Group> = HashMap::new();
+    use std::collections::BTreeMap;
+    // The group key: the chances in thousandths, zeros dropped. A BTreeMap keeps the groups
+    // in key order, so ties among the mixed groups fall in a fixed order.
+    type Group = (Vec<(i32, f32)>, BTreeMap<i32, usize>); // the chances, PIMP's families counted
+    let thousandths = |p: f32| (p * 1000.0).round() as i32;
+    let mut groups: BTreeMap<Vec<(i32, i32)>, Group> = BTreeMap::new();
     for c in predictions.iter().filter(|c| c.truth != 0) {
-        let g = groups.entry(key(c)).or_insert_with(|| (c.chances.clone(), HashMap::new()));
-        *g.1.entry(c.truth).or_default() += 1;
+        let chances: Vec<(i32, f32)> = c.chances.iter().copied().filter(|e| thousandths(e.1) != 0).collect();
+        let key = chances.iter().map(|&(f, p)| (f, thousandths(p))).collect();
+        *groups.entry(key).or_insert_with(|| (chances, BTreeMap::new())).1.entry(c.truth).or_default() += 1;
     }
     let mut best = 0;
     let mut mixed = Vec::new();
-    for (_, (chances, truths)) in groups {
+    for (chances, truths) in groups.into_values() {
         let mut truths: Vec<(i32, usize)> = truths.into_iter().collect();
-        truths.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        truths.sort_by_key(|t| std::cmp::Reverse(t.1)); // stable: equal counts stay by id
         best += truths[0].1;
         if truths.len() > 1 {
-            let cells = truths.iter().map(|t| t.1).sum();
-            mixed.push(MixedGroup { chances: chances.into_iter().filter(|e| (e.1 * 1000.0).round() != 0.0).collect(), cells, truths });
+            mixed.push(MixedGroup { chances, cells: truths.iter().map(|t| t.1).sum(), truths });
         }
     }
-    // Most cells lost first, then a fixed order (the map's iteration order is random).
-    mixed.sort_by(|a, b| (b.cells - b.truths[0].1).cmp(&(a.cells - a.truths[0].1)).then(b.cells.cmp(&a.cells)).then(a.chances.partial_cmp(&b.chances).unwrap_or(std::cmp::Ordering::Equal)));
+    // Most cells lost first, then the larger group (stable: then key order).
+    mixed.sort_by_key(|g| std::cmp::Reverse((g.cells - g.truths[0].1, g.cells)));
     mixed.truncate(MIXED_GROUPS_KEPT);
     (best, mixed)
 }
