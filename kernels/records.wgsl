@@ -68,7 +68,9 @@ struct LayerRecord {
     filter_count: u32,
     affector_start: u32,
     affector_count: u32,
-    _pad: array<u32, 3>,
+    /// Layers up to and including this one that hold an FSLP filter (`slope_rank`).
+    slope_rank: u32,
+    _pad: array<u32, 2>,
     bounds: array<f32, 4>,
 }
 

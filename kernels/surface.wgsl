@@ -49,11 +49,15 @@ struct SurfaceParams {
     normal_method: u32,
     /// 0 separate passes, 1 one walk of every affector in tree order (`SurfaceWalk::Tree`).
     walk: u32,
+    /// 1 where FSLP reads the heights built so far at its layer (`SlopeHeight::Tree`, with
+    /// `walk` = WALK_TREE), from `slope_heights`.
+    slope_tree: u32,
     /// Must be 0: `keep_bits` (records.wgsl).
     keep_zero: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
+    /// 1 where a flora add pushes density × T (`FloraAmount::Scale`), 0 the full density.
+    flora_scale: u32,
+    /// FSLP layers of the plan: the slots per post in `slope_heights` (`slope_tree` only).
+    slope_layers: u32,
 }
 
 // keep in sync with GpuPostRecord in src/gpu/surface.rs
@@ -82,6 +86,9 @@ struct PostRecord {
 /// Unit normals of the tile's posts, 3 floats each (x, y, z).
 @group(0) @binding(20) var<storage, read_write> normals: array<f32>;
 @group(0) @binding(21) var<storage, read_write> surface: array<PostRecord>;
+/// `SlopeHeight::Tree`: the heights before each FSLP layer at the tile's posts and apron
+/// (`slope_heights_pass`, `slope_height_index`); one unused word otherwise.
+@group(0) @binding(22) var<storage, read_write> slope_heights: array<f32>;
 
 // ---- Per-post state (the CPU's `ShaderPass` / `LaterPass`) ------------------------------
 
@@ -101,6 +108,15 @@ var<private> excluded: bool;
 var<private> passable: i32;
 /// The height the tree walk has built so far (`TreeWalk::h`).
 var<private> tree_h: f32;
+/// The tile post being walked (`walk_post`), for FSLP's neighbourhood under `slope_tree`.
+var<private> walk_col: u32;
+var<private> walk_row: u32;
+/// 1 in `slope_heights_pass`: the hooks act as the height pass and record the heights.
+var<private> tracing_heights: bool;
+/// `slope_heights_pass`: the apron post being traced and its next unrecorded slot.
+var<private> trace_col: u32;
+var<private> trace_row: u32;
+var<private> trace_next_slot: u32;
 
 /// Rust's `f32::total_cmp` as an i32 key: a < b in total order iff key(a) < key(b).
 fn total_order_key(x: f32) -> i32 {
@@ -157,6 +173,10 @@ fn clamp_weight(t: f32, c: f32) -> vec2<f32> {
 fn surface_filter_value(f: FilterRecord, extent: array<f32, 4>, x: f32, z: f32) -> f32 {
     switch f.kind {
         case FILTER_SLOPE: {
+            if (params.slope_tree == 1u) {
+                let n = slope_normal_before(walk_layer, walk_col, walk_row, x, z);
+                return feathered_range(n.y, f.low, f.high, f.feather_amount);
+            }
             return feathered_range(ground_normal_y, f.low, f.high, f.feather_amount);
         }
         case FILTER_DIRECTION: {
@@ -357,7 +377,11 @@ fn apply_surface_affector(a: AffectorRecord, t: f32, x: f32, z: f32) {
                 if ((a.operation & FLORA_REMOVE_ALL) != 0i) {
                     flora_len[cls] = 0u;
                 } else if ((a.operation & FLORA_ADD) != 0i) {
-                    flora_push(cls, family, a.value);
+                    var density = a.value;
+                    if (params.flora_scale == 1u) {
+                        density = a.value * t;
+                    }
+                    flora_push(cls, family, density);
                 } else {
                     flora_remove(cls, family);
                 }
@@ -366,9 +390,56 @@ fn apply_surface_affector(a: AffectorRecord, t: f32, x: f32, z: f32) {
     }
 }
 
+// ---- FSLP on the heights built so far (`SlopeHeight::Tree`) ------------------------------
+//
+// `slope_heights_pass` walks the height pass (FSLP, FDIR, FSHD 0; only height affectors
+// act) at every post of the tile and its 1-post apron and records, for each FSLP layer of
+// the plan (slot k = the layer's `slope_rank` − 1), the height when the walk first reached a
+// layer at or after it: the height before that layer acts (`HeightTrace::before` in
+// src/surface/mod.rs). The tree walk's FSLP then reads its 3×3 neighbourhood from
+// `slope_heights` instead of walking its neighbours inside its own walk.
+
+/// Slot-major: slot k of apron post (col, row) is at k · apron_posts + row · (tile_cols + 2)
+/// + col, apron row 0 being the tile's row −1.
+fn slope_height_index(slot: u32, apron_col: u32, apron_row: u32) -> u32 {
+    let stride = params.tile_cols + 2u;
+    return slot * stride * (params.tile_rows + 2u) + apron_row * stride + apron_col;
+}
+
+/// `pass_reach_layer` in the height-trace walk: record every slot whose FSLP layer is at
+/// or before `layer` and not recorded yet.
+fn record_slope_heights(layer: u32) {
+    let upto = min(layers[layer].slope_rank, params.slope_layers);
+    while (trace_next_slot < upto) {
+        slope_heights[slope_height_index(trace_next_slot, trace_col, trace_row)] = tree_h;
+        trace_next_slot += 1u;
+    }
+}
+
+/// The faces normal at the tile's post (col, row) from the heights of its 3×3
+/// neighbourhood before layer `layer` acts (`SlopeNeighbourhood::normal_before`), with the
+/// quad diagonals of the post's global indices computed from x, z as the CPU does.
+fn slope_normal_before(layer: u32, col: u32, row: u32, x: f32, z: f32) -> vec3<f32> {
+    let slot = layers[layer].slope_rank - 1u;
+    var h: array<array<f32, 3>, 3>;
+    for (var dz = 0u; dz < 3u; dz++) {
+        for (var dx = 0u; dx < 3u; dx++) {
+            h[dz][dx] = slope_heights[slope_height_index(slot, col + dx, row + dz)];
+        }
+    }
+    let s = params.spacing;
+    let gx = bitcast<u32>(i32(floor((x + params.half_width) / s + 0.5)));
+    let gz = bitcast<u32>(i32(floor((z + params.half_width) / s + 0.5)));
+    return post_normal(NORMALS_FACES, h, s, gx, gz);
+}
+
 // ---- The walk's hooks (walk.wgsl) -------------------------------------------------------
 
 fn pass_filter_value(f: FilterRecord, extent: array<f32, 4>, x: f32, z: f32) -> f32 {
+    if (tracing_heights) {
+        // `HeightTrace::filter_value`.
+        return filter_value_height_pass(f, extent, tree_h, x, z);
+    }
     return surface_filter_value(f, extent, x, z);
 }
 
@@ -378,7 +449,20 @@ fn pass_apply(a: AffectorRecord, t: f32, x: f32, z: f32) {
         tree_h = apply_height_affector(a, tree_h, t, x, z);
         return;
     }
-    apply_surface_affector(a, t, x, z);
+    if (!tracing_heights) {
+        apply_surface_affector(a, t, x, z);
+    }
+}
+
+fn pass_reach_layer(layer: u32) {
+    if (tracing_heights) {
+        record_slope_heights(layer);
+    }
+}
+
+/// The height trace stops once every FSLP layer is recorded (`HeightTrace::walk_done`).
+fn pass_walk_done() -> bool {
+    return tracing_heights && trace_next_slot >= params.slope_layers;
 }
 
 // ---- Entry points -----------------------------------------------------------------------
@@ -391,6 +475,8 @@ fn walk_post(col: u32, row: u32) {
     ground_height = heights[(row + 1u) * (params.tile_cols + 2u) + col + 1u];
     ground_normal_y = normals[3u * (row * params.tile_cols + col) + 1u];
     let range = blocks[(row / params.block) * params.blocks_per_row + col / params.block];
+    walk_col = col;
+    walk_row = row;
     walk_point(range.x, range.y, x, z);
 }
 
@@ -413,6 +499,38 @@ fn normals_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     normals[3u * i] = n.x;
     normals[3u * i + 1u] = n.y;
     normals[3u * i + 2u] = n.z;
+}
+
+/// The heights before each FSLP layer at every post of the tile and its 1-post apron
+/// (`SlopeHeight::Tree`), walking the culled list of the nearest block of the tile (each
+/// grown by a post for this).
+@compute @workgroup_size(8, 8)
+fn slope_heights_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
+    keep_bits = params.keep_zero;
+    if (gid.x >= params.tile_cols + 2u || gid.y >= params.tile_rows + 2u) {
+        return;
+    }
+    // Grid post (tile_c0 + gid.x − 1, tile_r0 + gid.y − 1), at the f32 position the CPU's
+    // `SlopeNeighbourhood` gives it: x0 + f32(column) · spacing, columns from −1.
+    let gc = i32(params.tile_c0 + gid.x) - 1i;
+    let gr = i32(params.tile_r0 + gid.y) - 1i;
+    let x = params.x0 + f32(gc) * params.spacing;
+    let z = params.z0 + f32(gr) * params.spacing;
+    // The apron's own block: the nearest post of the tile.
+    let col = min(select(gid.x - 1u, 0u, gid.x == 0u), params.tile_cols - 1u);
+    let row = min(select(gid.y - 1u, 0u, gid.y == 0u), params.tile_rows - 1u);
+    let range = blocks[(row / params.block) * params.blocks_per_row + col / params.block];
+    tracing_heights = true;
+    tree_h = 0.0;
+    trace_col = gid.x;
+    trace_row = gid.y;
+    trace_next_slot = 0u;
+    walk_point(range.x, range.y, x, z);
+    // Layers after the walk's last entry: the final height.
+    while (trace_next_slot < params.slope_layers) {
+        slope_heights[slope_height_index(trace_next_slot, trace_col, trace_row)] = tree_h;
+        trace_next_slot += 1u;
+    }
 }
 
 /// The shader pass (swg-trn §5.2 step 3) at each post of the tile; the other fields of the

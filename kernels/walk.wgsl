@@ -5,9 +5,15 @@
 //
 //   fn pass_filter_value(f: FilterRecord, extent: array<f32, 4>, x: f32, z: f32) -> f32
 //   fn pass_apply(a: AffectorRecord, t: f32, x: f32, z: f32)
+//   fn pass_reach_layer(layer: u32)   (each entry reached, before it acts)
+//   fn pass_walk_done() -> bool      (checked after pass_reach_layer: stop the walk)
 //
 // Uses the bindings `params` (for `half_width`), `layers`, `boundaries`, `filters`,
 // `affectors`, `tile_layers` and `tile_boundaries`.
+
+/// The layer the walk is at (plan index), for hooks that need it (the surface pass's
+/// FSLP under `SlopeHeight::Tree`; `TreeWalk::layer` in src/surface/mod.rs).
+var<private> walk_layer: u32;
 
 /// Walk the culled layer list `tile_layers[start .. end]` at (x, z) (swg-trn §5.3). The
 /// entries' `skip_to` and `boundary_start` are absolute indices into `tile_layers` and
@@ -24,6 +30,11 @@ fn walk_point(start: u32, end: u32, x: f32, z: f32) {
         let layer = layers[entry.layer];
         let depth = layer.depth;
         let parent_amount = amounts[depth];
+        walk_layer = entry.layer;
+        pass_reach_layer(entry.layer);
+        if (pass_walk_done()) {
+            break;
+        }
 
         // 1. Boundary amount: maximum over the boundaries (§5.3); the FBIT extent is the
         //    union of the boxes of the boundaries with non-zero influence (§5.3, §5.6).

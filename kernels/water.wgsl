@@ -45,11 +45,11 @@ struct WaterPost {
     covered: u32,
 }
 
-@group(0) @binding(22) var<uniform> water_params: WaterParams;
-@group(0) @binding(23) var<storage, read> local_water: array<LocalWaterRecord>;
-@group(0) @binding(24) var<storage, read> water_lines: array<WaterLineRecord>;
-@group(0) @binding(25) var<storage, read> water_line_points: array<f32>;
-@group(0) @binding(26) var<storage, read_write> water: array<WaterPost>;
+@group(0) @binding(23) var<uniform> water_params: WaterParams;
+@group(0) @binding(24) var<storage, read> local_water: array<LocalWaterRecord>;
+@group(0) @binding(25) var<storage, read> water_lines: array<WaterLineRecord>;
+@group(0) @binding(26) var<storage, read> water_line_points: array<f32>;
+@group(0) @binding(27) var<storage, read_write> water: array<WaterPost>;
 
 /// `WaterLine::height_at`: vec2(1, height) within half the width of the line, else vec2(0, 0).
 /// The first segment always sets the best; a later one only when strictly nearer.

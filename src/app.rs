@@ -25,7 +25,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compile { file, output } => compile(&file, &output),
         Command::Sample { file, points, at, height } => sample(file.as_deref(), points.as_deref(), at.as_deref(), &height),
         Command::Fidelity { file, cells, seed, json, height, surface, pimp_samples, pimp_reach, pimp_every_cell, explain, out, dump_cells, dump_rect } => {
-            let pimp_samples = crate::fidelity::PimpSampling { per_side: pimp_samples, reach: pimp_reach };
+            // Resolved per terrain: the default reach comes from its header.
+            let pimp_samples = PimpSamplingArg { per_side: pimp_samples, reach: pimp_reach };
             let pimp_cells = if pimp_every_cell { crate::fidelity::PimpCells::Every } else { crate::fidelity::PimpCells::Random { n: cells * 4, seed } };
             if let Some(path) = dump_cells {
                 let t = Terrain::load(&file)?;
@@ -57,9 +58,9 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Check { golden, backend, bless, report, fixture } => check(golden, backend, bless, report, fixture, cli.quiet),
         Command::Adapters => adapters(),
-        Command::Bench { file, repeat, json, full_16m, planet, planet_cpu, planet_tile, backends, height } => {
+        Command::Bench { file, repeat, json, full_16m, planet, planet_cpu, planet_tile, backends, height, surface } => {
             let planet = planet.map(|spacings| (spacings, planet_tile, planet_cpu));
-            bench(file.as_deref(), repeat, json, full_16m, planet, backends, &height)
+            bench(file.as_deref(), repeat, json, full_16m, planet, backends, &height, &surface)
         }
         Command::Convert(args) => convert(&args, cli.quiet),
         Command::Scs(cmd) => crate::scs::cmd::run(cmd, cli.quiet),
@@ -197,10 +198,27 @@ fn sample(file: Option<&Path>, points: Option<&Path>, at: Option<&str>, args: &H
     Ok(())
 }
 
+/// `fidelity --pimp-samples N [--pimp-reach R]` before the terrain is loaded.
+#[derive(Clone, Copy)]
+struct PimpSamplingArg {
+    per_side: u32,
+    reach: Option<f32>,
+}
+
+impl PimpSamplingArg {
+    fn resolve(self, t: &Terrain) -> crate::fidelity::PimpSampling {
+        match self.reach {
+            Some(reach) => crate::fidelity::PimpSampling { per_side: self.per_side, reach },
+            None => crate::fidelity::PimpSampling::header_box(t, self.per_side),
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
-fn fidelity(file: &Path, cells: usize, seed: u64, pimp_cells: crate::fidelity::PimpCells, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: crate::fidelity::PimpSampling) -> Result<()> {
+fn fidelity(file: &Path, cells: usize, seed: u64, pimp_cells: crate::fidelity::PimpCells, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: PimpSamplingArg) -> Result<()> {
     use crate::fidelity::{check_pfpm, check_smap, check_wmap};
     let t = Terrain::load(file)?;
+    let pimp_samples = pimp_samples.resolve(&t);
     let e = height_evaluator(&t, args, Some(file))?;
     let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
     let pimp = crate::fidelity::pimp_predictions(&t, &e, &surface, surface_args.normals, pimp_samples, pimp_cells).map(|p| crate::fidelity::pimp_report(&p));
@@ -287,8 +305,9 @@ fn write_ceiling(out: &mut impl Write, r: &crate::fidelity::PimpReport) -> Resul
 
 /// `trnbake fidelity --explain`: the PIMP check (cells × 4 cells, as `fidelity`) with every
 /// miss traced to its rules, written to OUT/misses.csv and OUT/misses.png.
-fn fidelity_explain(file: &Path, pimp_cells: crate::fidelity::PimpCells, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: crate::fidelity::PimpSampling, out_dir: &Path) -> Result<()> {
+fn fidelity_explain(file: &Path, pimp_cells: crate::fidelity::PimpCells, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: PimpSamplingArg, out_dir: &Path) -> Result<()> {
     let t = Terrain::load(file)?;
+    let pimp_samples = pimp_samples.resolve(&t);
     let e = height_evaluator(&t, args, Some(file))?;
     let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
     let Some(ex) = crate::fidelity::explain_pimp(&t, &e, &surface, surface_args.normals, pimp_samples, pimp_cells) else {
@@ -689,7 +708,17 @@ fn adapters() -> Result<()> {
 
 /// `trnbake bench`: the standard cases, or with `planet` = (spacings, tile, with CPU) only the
 /// full-planet case.
-fn bench(file: Option<&Path>, repeat: usize, json: bool, full_16m: bool, planet: Option<(Vec<f64>, Option<u32>, bool)>, backends: crate::cli::BenchBackends, args: &HeightArgs) -> Result<()> {
+#[allow(clippy::too_many_arguments)]
+fn bench(
+    file: Option<&Path>,
+    repeat: usize,
+    json: bool,
+    full_16m: bool,
+    planet: Option<(Vec<f64>, Option<u32>, bool)>,
+    backends: crate::cli::BenchBackends,
+    args: &HeightArgs,
+    surface_args: &crate::cli::SurfaceArgs,
+) -> Result<()> {
     use crate::cli::BenchBackends;
     let (cpu, gpu) = (backends != BenchBackends::Gpu, backends != BenchBackends::Cpu);
     let t = load_terrain(file)?;
@@ -698,7 +727,7 @@ fn bench(file: Option<&Path>, repeat: usize, json: bool, full_16m: bool, planet:
         Some((spacings, tile, with_cpu)) => crate::bench::run_planet(&t, &e, &spacings, tile, with_cpu)?,
         None => {
             let mut cases = crate::bench::run_standard(&t, &e, repeat, full_16m, cpu, gpu)?;
-            let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, file), Default::default())?;
+            let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, file), surface_args.options())?;
             cases.extend(crate::bench::run_surface(&t, &e, &surface, cpu, gpu)?);
             cases
         }

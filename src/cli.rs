@@ -85,10 +85,12 @@ pub enum Command {
         /// in its cell (4: best agreement and calibration, README Surface maps).
         #[arg(long, default_value_t = 4)]
         pimp_samples: u32,
-        /// PIMP: grow each sampled cell by this many metres on each side (an object placed
-        /// from a neighbouring flora tile, within the header's tile border; swg-trn §2.2 [?]).
-        #[arg(long, default_value_t = 0.0)]
-        pimp_reach: f32,
+        /// PIMP: grow each sampled cell by this many metres on each side (negative: shrink
+        /// it). Default: 1 − the header's collidable tileBorder, the box where the placement
+        /// RNG puts a cell's object, less 1 m so the samples still land on posts (swg-trn
+        /// §2.2 [?]; tatooine −3, naboo −1.25, yavin4 −6, dathomir −6.25; README).
+        #[arg(long, allow_hyphen_values = true)]
+        pimp_reach: Option<f32>,
         /// PIMP: evaluate every cell of the flora map once instead of 4 × --cells random
         /// ones (a 4 km map has 65,536 cells, where the random sample meets only a few dozen
         /// flora cells; a 16 km planet has 1,048,576 and takes minutes).
@@ -209,6 +211,9 @@ pub enum Command {
         backends: BenchBackends,
         #[command(flatten)]
         height: HeightArgs,
+        /// The surface readings the surface-pass rows use (the defaults unless given).
+        #[command(flatten)]
+        surface: SurfaceArgs,
     },
     /// Measure MB/s of every height writer, with and without compression, on a synthetic grid
     /// (streamed: the grid is never held), and the peak memory of the run.
@@ -350,9 +355,10 @@ pub struct SurfaceArgs {
     /// or include (no upper end). CPU only.
     #[arg(long, value_enum, default_value_t = crate::surface::SlopeFlat::Exclude)]
     pub slope_flat: crate::surface::SlopeFlat,
-    /// How a flora add uses the layer amount T (swg-trn §5.9 [?]): any (T > 0 pushes the
-    /// full density) or scale (density × T). CPU only.
-    #[arg(long, value_enum, default_value_t = crate::surface::FloraAmount::Any)]
+    /// How a flora add uses the layer amount T (swg-trn §5.9 [?]): scale (density × T:
+    /// feathered edges thin the flora; with tree slopes calibrated on every planet, README)
+    /// or any (T > 0 pushes the full density).
+    #[arg(long, value_enum, default_value_t = crate::surface::FloraAmount::Scale)]
     pub flora_amount: crate::surface::FloraAmount,
     /// What a (0,0) flora affector does (swg-trn §5.9 [?]): remove-family, ignore or
     /// remove-all. CPU only.
@@ -362,10 +368,10 @@ pub struct SurfaceArgs {
     /// clear the stack, or replace it with its family. CPU only.
     #[arg(long, value_enum, default_value_t = crate::surface::FloraBoth::Clear)]
     pub flora_both: crate::surface::FloraBoth,
-    /// Which heights FSLP's normal comes from (swg-trn §5.5 [?]): the final ones (final), or
-    /// with the tree walk the heights the height affectors have built so far at the filter's
-    /// layer (tree; best PIMP agreement, README; CPU only for now).
-    #[arg(long, value_enum, default_value_t = crate::surface::SlopeHeight::Final)]
+    /// Which heights FSLP's normal comes from (swg-trn §5.5 [?]): with the tree walk the
+    /// heights the height affectors have built so far at the filter's layer (tree; best PIMP
+    /// agreement, README), or the final ones (final).
+    #[arg(long, value_enum, default_value_t = crate::surface::SlopeHeight::Tree)]
     pub slope_height: crate::surface::SlopeHeight,
     /// Normals for the slope filter: faces (averaged triangle normals) or central differences.
     #[arg(long, value_enum, default_value_t = crate::surface::normals::NormalMethod::Faces)]

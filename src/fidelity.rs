@@ -424,6 +424,24 @@ pub struct PimpSampling {
     pub reach: f32,
 }
 
+impl PimpSampling {
+    /// `per_side`² samples over the header box of each cell ([`PimpSampling::header_box_reach`]).
+    pub fn header_box(t: &Terrain, per_side: u32) -> PimpSampling {
+        PimpSampling { per_side, reach: Self::header_box_reach(t) }
+    }
+
+    /// The default reach: 1 − the header's collidable tileBorder, i.e. the cell shrunk to the
+    /// box where the placement RNG puts its object (swg-trn §2.2 [?]), less 1 m so the
+    /// snapped samples still fall inside it. Never grows the cell, never shrinks it below a
+    /// 2 m square (a hostile or odd header).
+    pub fn header_box_reach(t: &Terrain) -> f32 {
+        let w = t.flora_map.as_ref().map_or(1, |p| p.control.width.max(1));
+        let cell = t.header.map_width / w as f32;
+        let reach = 1.0 - t.header.collidable_flora.tile_border;
+        if reach.is_finite() && cell.is_finite() { reach.clamp((1.0 - 0.5 * cell).min(0.0), 0.0) } else { 0.0 }
+    }
+}
+
 /// Which PIMP cells a check evaluates: `n` random cells (seeded, with repeats), or every
 /// cell of the grid once (`fidelity --pimp-every-cell`: 65,536 on a 4 km map, where the
 /// random sample sees only a few dozen flora cells; 1,048,576 on a 16 km planet).
@@ -513,8 +531,9 @@ pub fn most_likely(chances: &[(i32, f32)]) -> (i32, f32) {
 }
 
 /// Evaluate `n` random cells of the PIMP grid (seeded) with the surface passes over the
-/// height pass (normals from the 3×3 posts at the pole spacing around each sample).
-/// `None` when the file has no PIMP.
+/// height pass (normals from the 3×3 posts at the pole spacing around each sample), each
+/// cell sampled over its header box ([`PimpSampling::header_box`]). `None` when the file has
+/// no PIMP.
 pub fn check_pimp(
     t: &Terrain,
     heights: &HeightEvaluator,
@@ -524,7 +543,7 @@ pub fn check_pimp(
     n: usize,
     seed: u64,
 ) -> Option<PimpReport> {
-    Some(pimp_report(&pimp_predictions(t, heights, surface, normals, PimpSampling { per_side, reach: 0.0 }, PimpCells::Random { n, seed })?))
+    Some(pimp_report(&pimp_predictions(t, heights, surface, normals, PimpSampling::header_box(t, per_side), PimpCells::Random { n, seed })?))
 }
 
 /// One evaluated PIMP cell: the baked chances, the most likely family and PIMP's family.

@@ -44,7 +44,11 @@ pub struct LayerRecord {
     pub filter_count: u32,
     pub affector_start: u32,
     pub affector_count: u32,
-    pub _pad: [u32; 3],
+    /// How many layers up to and including this one (in plan order) hold an FSLP filter:
+    /// the slot of this layer's FSLP normal in the GPU's slope-height buffer is
+    /// `slope_rank - 1` (`SlopeHeight::Tree`, kernels/surface.wgsl).
+    pub slope_rank: u32,
+    pub _pad: [u32; 2],
     /// min x, min z, max x, max z where the layer's amount can be non-zero.
     pub bounds: [f32; 4],
 }
@@ -417,7 +421,17 @@ impl BakePlan {
                 b.layer(l, 0, EVERYWHERE)?;
             }
         }
+        let mut rank = 0;
+        for l in &mut b.plan.layers {
+            rank += b.plan.filters[l.filter_start as usize..(l.filter_start + l.filter_count) as usize].iter().any(|f| f.kind == FILTER_SLOPE) as u32;
+            l.slope_rank = rank;
+        }
         Ok(b.plan)
+    }
+
+    /// How many layers hold an FSLP filter (the last layer's `slope_rank`).
+    pub fn slope_layer_count(&self) -> u32 {
+        self.layers.last().map_or(0, |l| l.slope_rank)
     }
 
     /// The culled program of a tile covering `area` (min x, min z, max x, max z): the

@@ -103,17 +103,18 @@ fn explain_names_the_rule_that_removed_blocked_or_outranked_the_family() {
     assert!(seen.iter().all(|&s| s), "the sample covers all three regions: {seen:?}");
 }
 
-/// Per-planet PIMP agreement (swg-trn §5.9), pinned so it cannot silently drop: 4,000 random
-/// cells (seed 1, the `fidelity --cells 1000` sample), 4×4 posts per cell, for today's
-/// separate passes and for the tree walk (`--surface-walk tree`), each ≥ its measured figure
-/// − 0.5 %. Measured (separate / tree): tatooine 98.05 / 98.05, yavin4 97.97 / 98.18,
+/// Per-planet PIMP agreement (swg-trn §5.9) of the finding that made the tree walk the
+/// default, pinned so it cannot silently drop: 4,000 random cells (seed 1, the `fidelity
+/// --cells 1000` sample), 4×4 posts per cell over the whole cell, with the readings of that
+/// time (FSLP on the final heights, full flora density), for the separate passes and for the
+/// tree walk (`--surface-walk tree`), each ≥ its measured figure − 0.5 %. Measured (separate / tree): tatooine 98.05 / 98.05, yavin4 97.97 / 98.18,
 /// naboo 93.36 / 93.62, dathomir 35.24 / 95.84, mustafar 100 / 100, kashyyyk_main 87.50 /
 /// 87.50. The tree walk must not be below the separate passes on any planet, and stays
 /// calibrated: every probability bin of ≥ 100 cells within 0.1 of the observed share.
 #[test]
 fn pimp_agreement_is_pinned_per_planet() {
-    use trnbake::fidelity::check_pimp;
-    use trnbake::surface::SurfaceWalk;
+    use trnbake::fidelity::{pimp_predictions, pimp_report, PimpCells};
+    use trnbake::surface::{FloraAmount, SlopeHeight, SurfaceWalk};
     let planets = [
         ("tatooine", 0.9805, 0.9805),
         ("yavin4", 0.9797, 0.9818),
@@ -126,8 +127,10 @@ fn pimp_agreement_is_pinned_per_planet() {
         let Some((t, opts, he)) = planet(name) else { continue };
         let mut rates = Vec::new();
         for (walk, measured) in [(SurfaceWalk::Separate, separate), (SurfaceWalk::Tree, tree)] {
-            let se = SurfaceEvaluator::new(&t, &opts, SurfaceOptions { walk, ..Default::default() }).unwrap();
-            let r = check_pimp(&t, &he, &se, NormalMethod::Faces, 4, 4000, 1).unwrap();
+            let reading = SurfaceOptions { walk, slope_height: SlopeHeight::Final, flora_amount: FloraAmount::Any, ..Default::default() };
+            let se = SurfaceEvaluator::new(&t, &opts, reading).unwrap();
+            let sampling = PimpSampling { per_side: 4, reach: 0.0 };
+            let r = pimp_report(&pimp_predictions(&t, &he, &se, NormalMethod::Faces, sampling, PimpCells::Random { n: 4000, seed: 1 }).unwrap());
             eprintln!("{name} {walk:?}: {}/{} = {:.2} % (pinned {:.2} %), worst calibration gap {:.3}", r.agree, r.flora_cells, 100.0 * r.rate(), 100.0 * measured, r.worst_calibration(100));
             assert!(r.rate() >= measured - 0.005, "{name} {walk:?}: PIMP agreement {:.4} fell below {:.4} − 0.005", r.rate(), measured);
             if walk == SurfaceWalk::Tree {
@@ -139,49 +142,26 @@ fn pimp_agreement_is_pinned_per_planet() {
     }
 }
 
-/// `--slope-height tree` (FSLP's normal from the heights the height affectors have built so
-/// far at the filter's layer, swg-trn §5.5/§5.9 [?]; CPU only for now): its per-planet PIMP
-/// agreement, pinned like the default (4,000 cells, seed 1, 4×4 posts, ≥ measured − 0.5 %)
-/// and never below the default reading. Measured: tatooine 98.05, yavin4 98.39, naboo
-/// 93.62, dathomir 99.83, mustafar 100, kashyyyk_main 87.50. Its calibration is reported,
-/// not asserted: dathomir's worst bin of ≥ 100 cells is 0.143 off (README, Surface maps).
-#[test]
-fn slope_height_tree_agreement_is_pinned_per_planet() {
-    use trnbake::fidelity::check_pimp;
-    use trnbake::surface::SlopeHeight;
-    let planets = [("tatooine", 0.9805), ("yavin4", 0.9839), ("naboo", 0.9362), ("dathomir", 0.9983), ("mustafar", 1.0), ("kashyyyk_main", 0.8750)];
-    for (name, measured) in planets {
-        let Some((t, opts, he)) = planet(name) else { continue };
-        let mut rates = Vec::new();
-        for slope_height in [SlopeHeight::Final, SlopeHeight::Tree] {
-            let se = SurfaceEvaluator::new(&t, &opts, SurfaceOptions { slope_height, ..Default::default() }).unwrap();
-            let r = check_pimp(&t, &he, &se, NormalMethod::Faces, 4, 4000, 1).unwrap();
-            eprintln!("{name} {slope_height:?}: {}/{} = {:.2} %, worst calibration gap {:.3}", r.agree, r.flora_cells, 100.0 * r.rate(), r.worst_calibration(100));
-            rates.push(r.rate());
-        }
-        assert!(rates[1] >= measured - 0.005, "{name}: --slope-height tree agreement {:.4} fell below {measured:.4} − 0.005", rates[1]);
-        assert!(rates[1] >= rates[0], "{name}: --slope-height tree ({:.4}) is below the default ({:.4})", rates[1], rates[0]);
-    }
-}
-
 /// What is left on kashyyyk_main and naboo is not a rule this project misreads (README,
 /// Surface maps; swg-trn §5.5, §5.9):
 /// - kashyyyk_main, every cell of its 256² PIMP once (the random sample meets only 16 of its
-///   493 flora cells): 467/493 = 94.73 %. Its 26 misses are all `TreeAttempt`, whose FSLP
+///   493 flora cells): 471/493 = 95.54 % (94.73 % with the previous default reading). Its
+///   misses are all `TreeAttempt`, whose FSLP
 ///   passes only slopes in the open interval (0°, 1°): 2 cm over a post spacing, below PFPM's
 ///   own 1/32 m resolution. Counting perfectly flat posts in (`--slope-flat include`) matches
 ///   more flora cells but puts trees on over a thousand flat cells where SOE placed none, and
 ///   wrecks the calibration: the strict interval stays.
-/// - naboo (4,000 cells): the same-chances ceiling is below 97 %. Its largest mixed group,
-///   LIANORM_SWAMP_e3's Rocks (36) under DecdTrees (40), both 0.412, holds both families in
-///   PIMP at about the stack's odds (40 in 0.412 / 0.654 = 63 % of the flora cells), which
-///   is the original tool's random family draw (the placement RNG does not give it).
+/// - naboo (4,000 cells): the same-chances ceiling is below 97 % (96.77 %). Its largest mixed
+///   group, LIANORM_SWAMP_e3's Rocks (36) under DecdTrees (40), both 0.412 (chances 0.242 /
+///   0.412), is 46 cells with identical chances that PIMP fills 23 / 23 (the stack's odds
+///   give 40 in 0.412 / 0.654 = 63 % of them): the original tool's random family draw (the
+///   placement RNG does not give it), so no rule reading the chances gets more than half.
 #[test]
 fn kashyyyk_every_cell_and_the_naboo_random_draw_ceiling() {
     use trnbake::fidelity::{pimp_predictions, pimp_report, PimpCells};
     use trnbake::surface::SlopeFlat;
-    let sampling = PimpSampling { per_side: 4, reach: 0.0 };
     if let Some((t, opts, he)) = planet("kashyyyk_main") {
+        let sampling = PimpSampling::header_box(&t, 4);
         let mut reports = Vec::new();
         for slope_flat in [SlopeFlat::Exclude, SlopeFlat::Include] {
             let se = SurfaceEvaluator::new(&t, &opts, SurfaceOptions { slope_flat, ..Default::default() }).unwrap();
@@ -191,11 +171,12 @@ fn kashyyyk_every_cell_and_the_naboo_random_draw_ceiling() {
         }
         let (strict, include) = (&reports[0], &reports[1]);
         assert_eq!(strict.flora_cells, 493);
-        assert!(strict.rate() >= 0.9473 - 0.005, "kashyyyk_main every cell: {:.4} fell below 0.9473 − 0.005", strict.rate());
+        assert!(strict.rate() >= 0.9554 - 0.005, "kashyyyk_main every cell: {:.4} fell below 0.9554 − 0.005", strict.rate());
         assert!(include.empty_agree + 1000 < strict.empty_agree, "flat posts should put trees on > 1000 empty cells: {} vs {}", include.empty_agree, strict.empty_agree);
         assert!(include.worst_calibration(100) > 0.5, "--slope-flat include calibration gap {:.3}", include.worst_calibration(100));
     }
     if let Some((t, opts, he)) = planet("naboo") {
+        let sampling = PimpSampling::header_box(&t, 4);
         let se = SurfaceEvaluator::new(&t, &opts, SurfaceOptions::default()).unwrap();
         let r = pimp_report(&pimp_predictions(&t, &he, &se, NormalMethod::Faces, sampling, PimpCells::Random { n: 4000, seed: 1 }).unwrap());
         eprintln!("naboo: {}/{} = {:.2} %, ceiling {}/{} = {:.2} %", r.agree, r.flora_cells, 100.0 * r.rate(), r.same_chances_best, r.flora_cells, 100.0 * r.ceiling());
@@ -208,42 +189,41 @@ fn kashyyyk_every_cell_and_the_naboo_random_draw_ceiling() {
         let share_40 = swamp.truths.iter().find(|e| e.0 == 40).map_or(0, |e| e.1) as f64 / swamp.cells as f64;
         let predicted = 0.412 / (0.412 + 0.588 * 0.412);
         eprintln!("naboo Rocks/DecdTrees: {} cells, PIMP family 40 in {:.3} (stack odds {predicted:.3})", swamp.cells, share_40);
-        assert!(swamp.cells >= 40 && (share_40 - predicted).abs() < 0.1, "{} cells, share {share_40:.3} vs {predicted:.3}", swamp.cells);
+        assert!(swamp.cells >= 40 && (0.3..=0.7).contains(&share_40), "{} cells, share {share_40:.3}: both families should fill a good part of the group", swamp.cells);
     }
 }
 
-/// The best reading found so far, on the CPU (README, Surface maps): FSLP on the heights built
-/// so far (`--slope-height tree`), a flora add's density scaled by the layer amount
-/// (`--flora-amount scale`), and each PIMP cell sampled over the box its object lies in
-/// (`fidelity --pimp-reach` = 1 − the header's collidable tileBorder, swg-trn §2.2: the
-/// placement RNG puts the object at border + u·(16 − 2·border)). It beats or ties today's
-/// default on every planet and is calibrated everywhere (every bin of ≥ 100 cells within 0.1;
-/// dathomir's worst falls from 0.143 with tree slopes alone to 0.045). Measured (4,000 cells,
-/// seed 1; kashyyyk_main on every cell): tatooine 98.17, yavin4 98.74, naboo 93.71, dathomir
-/// 99.74, mustafar 100, kashyyyk_main 95.54 (default 98.05 / 98.18 / 93.62 / 95.84 / 100 /
-/// 94.73). Not the default: the GPU kernels do not implement the first two yet.
+/// The default reading (README, Surface maps): FSLP on the heights built so far
+/// (`--slope-height tree`), a flora add's density scaled by the layer amount (`--flora-amount
+/// scale`), and each PIMP cell sampled over the box its object lies in (`fidelity
+/// --pimp-reach` defaults to 1 − the header's collidable tileBorder, swg-trn §2.2: the
+/// placement RNG puts the object at border + u·(16 − 2·border)). It beats or ties the
+/// previous default (final slopes, full density, whole cell) on every planet and is
+/// calibrated everywhere (every bin of ≥ 100 cells within 0.1; dathomir's worst is 0.045,
+/// against 0.143 with tree slopes alone). Measured (4,000 cells, seed 1; kashyyyk_main on
+/// every cell): tatooine 98.17, yavin4 98.74, naboo 93.71, dathomir 99.74, mustafar 100,
+/// kashyyyk_main 95.54 (previous default 98.05 / 98.18 / 93.62 / 95.84 / 100 / 94.73).
 #[test]
-fn tree_slopes_scaled_density_and_header_box_are_pinned_and_calibrated() {
+fn default_reading_is_pinned_calibrated_and_beats_the_previous_default() {
     use trnbake::fidelity::{pimp_predictions, pimp_report, PimpCells};
     use trnbake::surface::{FloraAmount, SlopeHeight};
     let planets = [("tatooine", 0.9817), ("yavin4", 0.9874), ("naboo", 0.9371), ("dathomir", 0.9974), ("mustafar", 1.0), ("kashyyyk_main", 0.9554)];
     for (name, measured) in planets {
         let Some((t, opts, he)) = planet(name) else { continue };
         let cells = if name == "kashyyyk_main" { PimpCells::Every } else { PimpCells::Random { n: 4000, seed: 1 } };
-        let reach = 1.0 - t.header.collidable_flora.tile_border;
+        let header_box = PimpSampling::header_box(&t, 4);
+        assert_eq!(header_box.reach, 1.0 - t.header.collidable_flora.tile_border, "{name}: the header box is the cell shrunk by tileBorder − 1");
+        let previous = SurfaceOptions { slope_height: SlopeHeight::Final, flora_amount: FloraAmount::Any, ..Default::default() };
         let mut rates = Vec::new();
-        for (reading, sampling) in [
-            (SurfaceOptions::default(), PimpSampling { per_side: 4, reach: 0.0 }),
-            (SurfaceOptions { slope_height: SlopeHeight::Tree, flora_amount: FloraAmount::Scale, ..Default::default() }, PimpSampling { per_side: 4, reach }),
-        ] {
+        for (reading, sampling) in [(previous, PimpSampling { per_side: 4, reach: 0.0 }), (SurfaceOptions::default(), header_box)] {
             let se = SurfaceEvaluator::new(&t, &opts, reading).unwrap();
             let r = pimp_report(&pimp_predictions(&t, &he, &se, NormalMethod::Faces, sampling, cells).unwrap());
             eprintln!("{name} reach {:.2}: {}/{} = {:.2} %, worst calibration gap {:.3}", sampling.reach, r.agree, r.flora_cells, 100.0 * r.rate(), r.worst_calibration(100));
             rates.push((r.rate(), r.worst_calibration(100)));
         }
-        let ((default, _), (best, gap)) = (rates[0], rates[1]);
-        assert!(best >= measured - 0.005, "{name}: {best:.4} fell below {measured:.4} − 0.005");
-        assert!(best >= default, "{name}: {best:.4} is below the default reading's {default:.4}");
+        let ((previous, _), (default, gap)) = (rates[0], rates[1]);
+        assert!(default >= measured - 0.005, "{name}: {default:.4} fell below {measured:.4} − 0.005");
+        assert!(default >= previous, "{name}: the default {default:.4} is below the previous default's {previous:.4}");
         assert!(gap <= 0.1, "{name}: calibration gap {gap:.3} > 0.1");
     }
 }

@@ -13,7 +13,7 @@ use trnbake::gpu::GpuContext;
 use trnbake::plan::HeightOptions;
 use trnbake::surface::maps::{evaluate, splat_bytes, SurfaceGrid};
 use trnbake::surface::normals::NormalMethod;
-use trnbake::surface::{DirectionFilter, FeatherClamp, Ground, SlopeHeight, SurfaceEvaluator, SurfaceOptions, SurfaceWalk};
+use trnbake::surface::{DirectionFilter, FeatherClamp, FloraAmount, Ground, SlopeHeight, SurfaceEvaluator, SurfaceOptions, SurfaceWalk};
 use trnbake::swg::Terrain;
 
 /// Posts that agree bit for bit, posts within the map's tolerance, and posts where the CPU's
@@ -157,12 +157,15 @@ fn tree_walk_matches_cpu() {
         let half = f64::from(se.plan.half_width);
         let n = (2.0 * half / 32.0) as u32 + 1;
         parity("dathomir whole map tree walk", &ctx, &he, &se, Grid { x0: -half, z0: -half, spacing: 32.0, cols: n, rows: n }, NormalMethod::Faces);
+        // FSLP on the heights built so far (the default `--slope-height tree`) at the native
+        // 2 m on the busiest window, where its neighbours' walks cross block and tile edges.
+        parity("dathomir busiest 2 m window tree walk", &ctx, &he, &se, busy_window(&se), NormalMethod::Faces);
     }
-    // The tree walk with FSLP on the final normals (`--slope-height final`, the reading before
-    // FSLP read the heights built so far) stays on the GPU too.
-    let final_slope = SurfaceOptions { walk: SurfaceWalk::Tree, slope_height: SlopeHeight::Final, ..Default::default() };
-    let (he, se) = evaluators(&trnbake::swg::json::demo_terrain(), final_slope);
-    parity("demo tree walk, final slopes", &ctx, &he, &se, Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 }, NormalMethod::Faces);
+    // The tree walk with FSLP on the final normals and the full flora density (the readings
+    // before `--slope-height tree` and `--flora-amount scale`) stays on the GPU too.
+    let previous = SurfaceOptions { walk: SurfaceWalk::Tree, slope_height: SlopeHeight::Final, flora_amount: FloraAmount::Any, ..Default::default() };
+    let (he, se) = evaluators(&trnbake::swg::json::demo_terrain(), previous);
+    parity("demo tree walk, final slopes, full density", &ctx, &he, &se, Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 }, NormalMethod::Faces);
     // The separate passes (`--surface-walk separate`) stay on the GPU too.
     let separate = SurfaceOptions { walk: SurfaceWalk::Separate, ..Default::default() };
     let (he, se) = evaluators(&trnbake::swg::json::demo_terrain(), separate);
@@ -171,10 +174,7 @@ fn tree_walk_matches_cpu() {
     let (he, se) = (HeightEvaluator::new(&t, &h).unwrap(), SurfaceEvaluator::new(&t, &h, separate).unwrap());
     parity("roads_water separate passes", &ctx, &he, &se, Grid { x0: -half, z0: -half, spacing: 4.0, cols: n, rows: n }, NormalMethod::Faces);
     let cpu_only = [SurfaceWalk::TreeHeight, SurfaceWalk::TreeShader].map(|walk| SurfaceOptions { walk, ..Default::default() });
-    // FSLP on the heights built so far (`--slope-height tree`) is a CPU-only reading: a WGSL
-    // port tried in the session that found it disagreed with the CPU on large blocks (README).
-    let slope_tree = SurfaceOptions { walk: SurfaceWalk::Tree, slope_height: SlopeHeight::Tree, ..Default::default() };
-    for opts in cpu_only.into_iter().chain([slope_tree]) {
+    for opts in cpu_only {
         let (_, se) = evaluators(&trnbake::swg::json::demo_terrain(), opts);
         let e = trnbake::gpu::surface::GpuSurfacePass::new(&ctx, &se, NormalMethod::Faces).err().expect("CPU-only readings are refused");
         assert!(matches!(e, trnbake::gpu::GpuError::Unsupported(_)), "{e}");
@@ -362,3 +362,4 @@ fn deep_flora_stacks_fall_back_per_post() {
     let grid = Grid { x0: -256.0, z0: -320.0, spacing: 4.0, cols: 181, rows: 131 };
     parity("deep flora stacks", &ctx, &he, &se, grid, NormalMethod::Faces);
 }
+

@@ -113,6 +113,7 @@ fn layer_record_layout() {
             filter_count,
             affector_start,
             affector_count,
+            slope_rank,
             _pad,
             bounds
         ]
@@ -224,14 +225,14 @@ fn surface_params_layout() {
             direction,
             normal_method,
             walk,
+            slope_tree,
             keep_zero,
-            pad0,
-            pad1,
-            pad2
+            flora_scale,
+            slope_layers
         ]
     );
     // The plan records of the surface module are the height module's (one records.wgsl).
-    check_struct!(surface_module(), LayerRecord, "LayerRecord", [subtree_end, depth, flags, boundary_start, boundary_count, filter_start, filter_count, affector_start, affector_count, _pad, bounds]);
+    check_struct!(surface_module(), LayerRecord, "LayerRecord", [subtree_end, depth, flags, boundary_start, boundary_count, filter_start, filter_count, affector_start, affector_count, slope_rank, _pad, bounds]);
     check_struct!(surface_module(), TileLayer, "TileLayer", [layer, skip_to, boundary_start, boundary_count]);
 }
 

@@ -40,6 +40,12 @@ pub trait PassState {
     /// Affector `affector` (index into `plan.affectors`) is about to be applied with `t`.
     #[inline]
     fn trace_affector(&mut self, _affector: usize, _t: f32) {}
+    /// Whether the walk can stop (checked after [`PassState::trace_layer`]): a state that
+    /// has recorded all it needs (the surface passes' slope traces). Never by default.
+    #[inline]
+    fn walk_done(&self) -> bool {
+        false
+    }
 }
 
 /// The height pass's state: the height accumulated so far at the point (swg-trn §5.2 step 1).
@@ -101,6 +107,9 @@ pub fn walk_point<S: PassState>(plan: &BakePlan, tile: &TileList, x: f32, z: f32
             amount = 1.0 - amount;
         }
         state.trace_layer(entry.layer as usize, amount);
+        if state.walk_done() {
+            break;
+        }
         if amount <= 0.0 {
             i = entry.skip_to as usize;
             continue;

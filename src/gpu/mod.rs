@@ -248,6 +248,11 @@ pub(crate) struct BlockLists {
 /// culls for the block's area, so blocks fall where the CPU backend's would for the same
 /// block side), built in parallel.
 pub(crate) fn block_lists(plan: &BakePlan, grid: &Grid, tile: TileSpec, block: u32) -> BlockLists {
+    block_lists_grown(plan, grid, tile, block, 0.0)
+}
+
+/// [`block_lists`] with each block's area grown by `margin` metres on every side.
+pub(crate) fn block_lists_grown(plan: &BakePlan, grid: &Grid, tile: TileSpec, block: u32, margin: f32) -> BlockLists {
     use rayon::prelude::*;
     let origins: Vec<(u32, u32)> = (0..tile.rows).step_by(block as usize).flat_map(|br| (0..tile.cols).step_by(block as usize).map(move |bc| (bc, br))).collect();
     let lists: Vec<TileList> = origins
@@ -255,7 +260,8 @@ pub(crate) fn block_lists(plan: &BakePlan, grid: &Grid, tile: TileSpec, block: u
         .map(|&(bc, br)| {
             let (c0, r0) = (tile.c0 + bc, tile.r0 + br);
             let (c1, r1) = (c0 + block.min(tile.cols - bc) - 1, r0 + block.min(tile.rows - br) - 1);
-            plan.tile_layers(grid.area(c0, r0, c1, r1))
+            let a = grid.area(c0, r0, c1, r1);
+            plan.tile_layers([a[0] - margin, a[1] - margin, a[2] + margin, a[3] + margin])
         })
         .collect();
     let mut out = BlockLists::default();

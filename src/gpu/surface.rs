@@ -6,7 +6,7 @@
 //! gpu_surface_parity.rs).
 
 use super::records::SURFACE_PASS_WGSL;
-use super::{block_lists, plan_buffers, storage_buffer, two_in_flight, BlockLists, GpuContext, GpuError, Readback, TileSpec};
+use super::{block_lists, block_lists_grown, plan_buffers, storage_buffer, two_in_flight, BlockLists, GpuContext, GpuError, Readback, TileSpec};
 use crate::eval::Grid;
 use crate::plan::BakePlan;
 use crate::surface::maps::{PostSurface, SurfaceGrid};
@@ -25,8 +25,12 @@ pub const TILE: u32 = 512;
 /// recomputed on the CPU, so results stay exact (rare: only the adds of the layers active at
 /// the post since the last remove-all count).
 pub const FLORA_STACK_DEPTH: usize = 24;
-/// Storage buffers the surface passes bind (kernels/surface.wgsl bindings 1–21).
-pub const STORAGE_BUFFERS: u32 = 21;
+/// Storage buffers the surface passes bind (kernels/surface.wgsl bindings 1–22).
+pub const STORAGE_BUFFERS: u32 = 22;
+/// Most bytes one tile's slope-height buffer may take ([`crate::surface::SlopeHeight::Tree`]:
+/// one f32 per FSLP layer of the plan per post of the tile and its apron); tiles shrink (in
+/// whole blocks) to stay under it and under the adapter's binding limit.
+const SLOPE_HEIGHTS_BYTES: u64 = 96 << 20;
 
 /// Binding numbers (group 0) of the surface passes that differ from the height pass's
 /// (bindings 0–16 are the same: params, the plan's buffers and the tile's layer list).
@@ -41,8 +45,11 @@ pub mod binding {
     pub const NORMALS: u32 = 20;
     /// Output: one `GpuPostRecord` a post (read_write).
     pub const SURFACE: u32 = 21;
+    /// Scratch: the heights before each FSLP layer at the tile's posts and apron (read_write,
+    /// [`crate::surface::SlopeHeight::Tree`]).
+    pub const SLOPE_HEIGHTS: u32 = 22;
     /// Number of bindings.
-    pub const COUNT: u32 = 22;
+    pub const COUNT: u32 = 23;
 }
 
 /// Uniform parameters of one tile (binding 0). Keep in sync with `SurfaceParams` in
@@ -71,11 +78,15 @@ pub struct GpuSurfaceParams {
     pub normal_method: u32,
     /// 0 separate passes, 1 the tree walk ([`SurfaceWalk::Tree`]).
     pub walk: u32,
+    /// 1 where FSLP reads the heights built so far ([`crate::surface::SlopeHeight::Tree`], with `walk` 1).
+    pub slope_tree: u32,
     /// Must be 0 (`keep` in kernels/records.wgsl).
     pub keep_zero: u32,
-    pub pad0: u32,
-    pub pad1: u32,
-    pub pad2: u32,
+    /// 1 where a flora add pushes density × T ([`crate::surface::FloraAmount::Scale`]).
+    pub flora_scale: u32,
+    /// FSLP layers of the walked plan: the slots per post of the slope-height buffer
+    /// (with `slope_tree`).
+    pub slope_layers: u32,
 }
 
 /// One post's result (binding 21). Keep in sync with `PostRecord` in kernels/surface.wgsl.
@@ -135,10 +146,12 @@ pub fn ramp_words(plan: &BakePlan) -> Vec<u32> {
     words
 }
 
-/// The tiles of a grid, [`TILE`] posts a side from its south-west post (so the culling
-/// blocks fall where the CPU's do).
-fn surface_tiles(grid: &Grid) -> Vec<TileSpec> {
-    crate::grid::tiles(grid, TILE)
+/// The largest tile side (a multiple of [`BLOCK`] up to [`TILE`], so the culling blocks fall
+/// where the CPU's do) whose slope-height buffer, `slope_layers` f32 per post of the tile and
+/// its 1-post apron, fits in `budget` bytes; `None` when a single block does not fit.
+fn slope_tile_side(slope_layers: u32, budget: u64) -> Option<u32> {
+    let bytes = |side: u32| u64::from(side + 2).pow(2) * u64::from(slope_layers) * 4;
+    (1..=TILE / BLOCK).rev().map(|k| k * BLOCK).find(|&side| bytes(side) <= budget)
 }
 
 /// A plan uploaded for one of the two walks.
@@ -158,7 +171,11 @@ pub struct GpuSurfacePass<'a> {
     shader: PlanOnGpu<'a>,
     later: PlanOnGpu<'a>,
     layout: wgpu::BindGroupLayout,
-    pipelines: [wgpu::ComputePipeline; 3],
+    /// normals_pass, shader_pass, later_pass, slope_heights_pass.
+    pipelines: [wgpu::ComputePipeline; 4],
+    /// Side in posts of the tiles (a multiple of [`BLOCK`], [`TILE`] unless the slope-height
+    /// buffer needs smaller ones).
+    tile_side: u32,
 }
 
 /// What receives each finished tile: its records and normals, row-major.
@@ -199,13 +216,13 @@ impl<'a> GpuSurfacePass<'a> {
         let entries: Vec<wgpu::BindGroupLayoutEntry> = (0..binding::COUNT)
             .map(|b| match b {
                 0 => entry(b, wgpu::BufferBindingType::Uniform),
-                binding::NORMALS | binding::SURFACE => entry(b, wgpu::BufferBindingType::Storage { read_only: false }),
+                binding::NORMALS | binding::SURFACE | binding::SLOPE_HEIGHTS => entry(b, wgpu::BufferBindingType::Storage { read_only: false }),
                 _ => entry(b, wgpu::BufferBindingType::Storage { read_only: true }),
             })
             .collect();
         let layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("surface_pass"), entries: &entries });
         let pipeline_layout = d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some("surface_pass"), bind_group_layouts: &[Some(&layout)], immediate_size: 0 });
-        let pipelines = ["normals_pass", "shader_pass", "later_pass"].map(|name| {
+        let pipelines = ["normals_pass", "shader_pass", "later_pass", "slope_heights_pass"].map(|name| {
             d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(name),
                 layout: Some(&pipeline_layout),
@@ -228,13 +245,27 @@ impl<'a> GpuSurfacePass<'a> {
             direction: (se.opts.direction == DirectionFilter::One) as u32,
             normal_method: (method == NormalMethod::Central) as u32,
             walk: (se.opts.walk == SurfaceWalk::Tree) as u32,
+            slope_tree: (se.opts.walk == SurfaceWalk::Tree && se.opts.slope_height == crate::surface::SlopeHeight::Tree) as u32,
+            flora_scale: (se.opts.flora_amount == crate::surface::FloraAmount::Scale) as u32,
             block: BLOCK,
             ..Default::default()
         };
         // A tree walk runs the later pass's kernel over the plan of every affector, and no
         // separate shader pass.
         let later = if params.walk == 1 { upload(&se.all_plan) } else { upload(&se.later_plan) };
-        Ok(GpuSurfacePass { ctx, evaluator: se, half_width: se.plan.half_width, params, shader: upload(&se.shader_plan), later, layout, pipelines })
+        let mut params = params;
+        let mut tile_side = TILE;
+        if params.slope_tree == 1 {
+            params.slope_layers = later.plan.slope_layer_count();
+            let budget = SLOPE_HEIGHTS_BYTES.min(ctx.limits.max_storage_buffer_binding_size).min(ctx.limits.max_buffer_size);
+            tile_side = slope_tile_side(params.slope_layers, budget).ok_or_else(|| {
+                GpuError::Unsupported(format!(
+                    "the plan has {} FSLP layers: their heights for one {BLOCK}-post block exceed the {budget}-byte buffer the GPU allows (--slope-height tree)",
+                    params.slope_layers
+                ))
+            })?;
+        }
+        Ok(GpuSurfacePass { ctx, evaluator: se, half_width: se.plan.half_width, params, shader: upload(&se.shader_plan), later, layout, pipelines, tile_side })
     }
 
     /// Whether the later kernel runs: for every pass, and in a tree walk (which computes the
@@ -250,7 +281,9 @@ impl<'a> GpuSurfacePass<'a> {
             .map(|&t| {
                 let tree = self.params.walk == 1;
                 let shader = if passes >= SurfacePasses::Shader && !tree { block_lists(self.shader.plan, grid, t, BLOCK) } else { BlockLists::default() };
-                let later = if self.runs_later(passes) { block_lists(self.later.plan, grid, t, BLOCK) } else { BlockLists::default() };
+                // FSLP's tree-walk normal reads the 1-post ring around each block.
+                let margin = self.evaluator.slope_margin(grid.spacing as f32);
+                let later = if self.runs_later(passes) { block_lists_grown(self.later.plan, grid, t, BLOCK, margin) } else { BlockLists::default() };
                 [shader, later]
             })
             .collect()
@@ -290,6 +323,9 @@ impl<'a> GpuSurfacePass<'a> {
         let normals_bytes = posts * 12;
         let records = output("surface records", records_bytes);
         let normals = output("surface normals", normals_bytes);
+        let apron_posts = u64::from(tile.cols + 2) * u64::from(tile.rows + 2);
+        let slope_bytes = if params.slope_tree == 1 { apron_posts * u64::from(params.slope_layers) * 4 } else { 0 };
+        let slope_heights = d.create_buffer(&wgpu::BufferDescriptor { label: Some("slope heights"), size: slope_bytes.max(4), usage: wgpu::BufferUsages::STORAGE, mapped_at_creation: false });
         let staging = d.create_buffer(&wgpu::BufferDescriptor {
             label: Some("surface staging"),
             size: records_bytes + normals_bytes,
@@ -302,7 +338,7 @@ impl<'a> GpuSurfacePass<'a> {
             let blocks = storage_buffer(d, "blocks", &l.blocks, [0; 2]);
             let mut resources: Vec<&wgpu::Buffer> = vec![&uniform];
             resources.extend(plan.buffers.iter());
-            resources.extend([&tile_layers, &tile_boundaries, &blocks, &plan.ramps, &heights, &normals, &records]);
+            resources.extend([&tile_layers, &tile_boundaries, &blocks, &plan.ramps, &heights, &normals, &records, &slope_heights]);
             let entries: Vec<wgpu::BindGroupEntry> =
                 resources.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
             d.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("surface_pass"), layout: &self.layout, entries: &entries })
@@ -312,18 +348,22 @@ impl<'a> GpuSurfacePass<'a> {
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("surface_pass") });
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("surface_pass"), timestamp_writes: None });
-            let groups = (tile.cols.div_ceil(8), tile.rows.div_ceil(8));
-            let mut run = |pipeline: &wgpu::ComputePipeline, bind: &wgpu::BindGroup| {
+            let mut run = |pipeline: &wgpu::ComputePipeline, bind: &wgpu::BindGroup, (cols, rows): (u32, u32)| {
                 pass.set_pipeline(pipeline);
                 pass.set_bind_group(0, bind, &[]);
-                pass.dispatch_workgroups(groups.0, groups.1, 1);
+                pass.dispatch_workgroups(cols.div_ceil(8), rows.div_ceil(8), 1);
             };
-            run(&self.pipelines[0], &shader_bind);
+            let posts = (tile.cols, tile.rows);
+            run(&self.pipelines[0], &shader_bind, posts);
             if passes >= SurfacePasses::Shader && self.params.walk == 0 {
-                run(&self.pipelines[1], &shader_bind);
+                run(&self.pipelines[1], &shader_bind, posts);
             }
             if let Some(b) = &later_bind {
-                run(&self.pipelines[2], b);
+                if params.slope_tree == 1 && params.slope_layers > 0 {
+                    // Over the tile and its apron, before the walk that reads them.
+                    run(&self.pipelines[3], b, (tile.cols + 2, tile.rows + 2));
+                }
+                run(&self.pipelines[2], b, posts);
             }
         }
         enc.copy_buffer_to_buffer(&records, 0, &staging, 0, records_bytes);
@@ -344,7 +384,7 @@ impl<'a> GpuSurfacePass<'a> {
     /// passes not run hold their empty values.
     pub fn run(&self, grid: &Grid, padded: &[f32], passes: SurfacePasses) -> Result<SurfaceGrid, GpuError> {
         assert_eq!(padded.len(), (grid.cols as usize + 2) * (grid.rows as usize + 2), "heights with a 1-post apron");
-        let tiles = surface_tiles(grid);
+        let tiles = crate::grid::tiles(grid, self.tile_side);
         let lists = self.lists(grid, &tiles, passes);
         let cols = grid.cols as usize;
         let n = cols * grid.rows as usize;
@@ -385,10 +425,9 @@ impl<'a> GpuSurfacePass<'a> {
             .par_iter()
             .map(|&i| {
                 let (c, r) = ((i % cols) as u32, (i / cols) as u32);
-                let tiles = self.evaluator.tile(grid.area(c, r, c, r));
+                let block = self.evaluator.grid_block(grid, c, r, c, r);
                 let ground = crate::surface::Ground { height: padded[(r as usize + 1) * (cols + 2) + c as usize + 1], normal: normals[i] };
-                let (x, z) = grid.post(c, r);
-                (i, self.evaluator.at_with(&tiles, x, z, ground).into())
+                (i, self.evaluator.at_grid_post(&block, c, r, ground).into())
             })
             .collect();
         for (i, s) in fixed {
@@ -409,4 +448,21 @@ pub fn evaluate(
 ) -> Result<SurfaceGrid, GpuError> {
     let pass = GpuSurfacePass::new(ctx, se, method)?;
     pass.run(grid, &crate::surface::maps::apron_heights(grid, heights, he), SurfacePasses::All)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slope_tiles_shrink_in_whole_blocks_to_fit_the_buffer() {
+        // 25 FSLP layers (tatooine): a 512² tile's 514² posts take 26.4 MB.
+        assert_eq!(slope_tile_side(25, SLOPE_HEIGHTS_BYTES), Some(TILE));
+        assert_eq!(slope_tile_side(25, 514 * 514 * 25 * 4), Some(512));
+        assert_eq!(slope_tile_side(25, 514 * 514 * 25 * 4 - 1), Some(384));
+        assert_eq!(slope_tile_side(1000, 128 << 20), Some(128));
+        // A hostile plan whose one block does not fit: the GPU refuses, the CPU bakes.
+        assert_eq!(slope_tile_side(3000, 128 << 20), None);
+        assert_eq!(slope_tile_side(0, 0), Some(TILE));
+    }
 }

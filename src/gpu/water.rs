@@ -27,15 +27,15 @@ pub mod binding {
     /// Their polygon vertices (`array<vec2<f32>>`).
     pub const POINTS: u32 = 6;
     /// `WaterParams` (uniform).
-    pub const WATER_PARAMS: u32 = 22;
+    pub const WATER_PARAMS: u32 = 23;
     /// One `LocalWaterRecord` per entry of `boundaries`.
-    pub const LOCAL_WATER: u32 = 23;
+    pub const LOCAL_WATER: u32 = 24;
     /// The tile's `WaterLineRecord`s.
-    pub const WATER_LINES: u32 = 24;
+    pub const WATER_LINES: u32 = 25;
     /// The lines' vertices, 3 f32 each (x, z, surface height).
-    pub const WATER_LINE_POINTS: u32 = 25;
+    pub const WATER_LINE_POINTS: u32 = 26;
     /// Output: one `WaterPost` a post (read_write).
-    pub const WATER: u32 = 26;
+    pub const WATER: u32 = 27;
     /// Every binding of the water pass.
     pub const ALL: [u32; 8] = [PARAMS, BOUNDARIES, POINTS, WATER_PARAMS, LOCAL_WATER, WATER_LINES, WATER_LINE_POINTS, WATER];
 }
@@ -43,7 +43,7 @@ pub mod binding {
 /// Entry point of the water pass in `SURFACE_PASS_WGSL`; `@workgroup_size(8, 8)`.
 pub const WATER_PASS_ENTRY: &str = "water_pass";
 
-/// The tile's table counts and the global table (binding 22). Keep in sync with
+/// The tile's table counts and the global table (binding 23). Keep in sync with
 /// `WaterParams` in kernels/water.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable, PartialEq)]
@@ -55,7 +55,7 @@ pub struct GpuWaterParams {
     pub line_count: u32,
 }
 
-/// One local water table (binding 23, beside its boundary at binding 2). Keep in sync with
+/// One local water table (binding 24, beside its boundary at binding 2). Keep in sync with
 /// `LocalWaterRecord` in kernels/water.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable, PartialEq)]
@@ -65,12 +65,12 @@ pub struct GpuLocalWater {
     pub water_type: i32,
 }
 
-/// One river water table or ribbon (binding 24). Keep in sync with `WaterLineRecord` in
+/// One river water table or ribbon (binding 25). Keep in sync with `WaterLineRecord` in
 /// kernels/water.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable, PartialEq)]
 pub struct GpuWaterLine {
-    /// First vertex in the line points (binding 25) and count.
+    /// First vertex in the line points (binding 26) and count.
     pub point_start: u32,
     pub point_count: u32,
     pub half_width: f32,
@@ -80,7 +80,7 @@ pub struct GpuWaterLine {
     pub bounds: [f32; 4],
 }
 
-/// One post's water surface (binding 26). Keep in sync with `WaterPost` in kernels/water.wgsl.
+/// One post's water surface (binding 27). Keep in sync with `WaterPost` in kernels/water.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable, PartialEq)]
 pub struct GpuWaterPost {

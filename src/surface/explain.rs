@@ -84,7 +84,7 @@ impl SurfaceEvaluator {
         if self.opts.walk != SurfaceWalk::Separate {
             let final_shader = if self.opts.walk.tree_shader() { 0 } else { self.shader_pass_at_with(&self.everywhere, x, z, ground).family };
             let later = LaterPass { ground, opts: &self.opts, result: SurfaceResult::default() };
-            let inner = TreeWalk { h: 0.0, final_shader, later, layer: 0, slope: self.slope_neighbourhood(&self.everywhere, x, z) };
+            let inner = TreeWalk { h: 0.0, final_shader, later, layer: 0, slope: self.slope_neighbourhood(&self.everywhere, x, z, None) };
             let mut traced = Traced { inner, trace: PostTrace { visits, ..Default::default() }, current: 0 };
             walk_point(&self.all_plan, &self.everywhere.all, x, z, &mut traced);
             traced.trace.result = traced.inner.later.result;

@@ -180,17 +180,16 @@ pub fn surface_results(grid: &Grid, heights: &[f32], normals: &[[f32; 3]], se: &
         .par_iter()
         .map(|&(c0, r0)| {
             let (c1, r1) = ((c0 + BLOCK).min(grid.cols) - 1, (r0 + BLOCK).min(grid.rows) - 1);
-            let tile = se.tile_spaced(grid.area(c0, r0, c1, r1), grid.spacing as f32);
+            let block = se.grid_block(grid, c0, r0, c1, r1);
             let mut out = Vec::with_capacity(((c1 - c0 + 1) * (r1 - r0 + 1)) as usize);
             for r in r0..=r1 {
                 for c in c0..=c1 {
-                    let (x, z) = grid.post(c, r);
                     let i = r as usize * cols + c as usize;
                     let ground = Ground { height: heights[i], normal: normals[i] };
                     out.push(match passes {
-                        PassSelection::Both => se.at_with(&tile, x, z, ground).into(),
+                        PassSelection::Both => se.at_grid_post(&block, c, r, ground).into(),
                         PassSelection::Shader => {
-                            let s = se.shader_at_with(&tile, x, z, ground);
+                            let s = se.shader_at_grid_post(&block, c, r, ground);
                             PostSurface { shader: s.family, splat: s.splat, ..Default::default() }
                         }
                     });
@@ -429,12 +428,11 @@ fn flora_probabilities(s: &SurfaceGrid, heights: &[f32], se: &SurfaceEvaluator) 
     let rows: Vec<Vec<ClassProbabilities>> = (0..g.rows)
         .into_par_iter()
         .map(|r| {
-            let tile = se.tile_spaced(g.area(0, r, g.cols - 1, r), g.spacing as f32);
+            let block = se.grid_block(g, 0, r, g.cols - 1, r);
             (0..g.cols)
                 .map(|c| {
-                    let (x, z) = g.post(c, r);
                     let i = r as usize * cols + c as usize;
-                    let res = se.at_with(&tile, x, z, Ground { height: heights[i], normal: s.normals[i] });
+                    let res = se.at_grid_post(&block, c, r, Ground { height: heights[i], normal: s.normals[i] });
                     std::array::from_fn(|k| res.flora[k].probabilities())
                 })
                 .collect()

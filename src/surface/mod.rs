@@ -95,20 +95,22 @@ pub enum SlopeFlat {
     Include,
 }
 
-/// Which heights FSLP's normal is computed from (swg-trn §5.5, §5.9 [?]).
+/// Which heights FSLP's normal is computed from (swg-trn §5.5, §5.9 [?]). `Tree` with
+/// [`FloraAmount::Scale`] is the default: PIMP agreement (4,000 cells, header-box sampling;
+/// README, Surface maps) dathomir 95.84 → 99.74 %, yavin4 98.18 → 98.74 %, tatooine 98.05 →
+/// 98.17 %, naboo 93.62 → 93.71 %, kashyyyk_main (every cell) 94.73 → 95.54 %, mustafar 100 %,
+/// every calibration bin within 0.1. The CPU walks each grid post's trace once per
+/// [`GridBlock`]; the GPU records the same traces in a pre-pass (kernels/surface.wgsl
+/// `slope_heights_pass`). Ignored by the separate passes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SlopeHeight {
-    /// The final heights (the normal of the finished terrain at the post). The default.
-    #[default]
+    /// The final heights (the normal of the finished terrain at the post).
     Final,
     /// With a tree walk: the heights the height affectors have built so far at the filter's
-    /// layer, at the post and its 8 neighbours one grid spacing apart (the height-pass walk
-    /// up to that layer), as FHGT reads the height so far; faces normals. PIMP agreement
-    /// (4,000 cells, final → tree) dathomir 95.84 → 99.83 %, yavin4 98.18 → 98.39 %, the
-    /// other four unchanged (README, Surface maps). Not the default yet: the GPU port in
-    /// kernels/surface.wgsl (`slope_tree`) does not match the CPU on large blocks, so the
-    /// GPU refuses it. Ignored by the separate passes.
+    /// layer, at the post and its 8 neighbouring posts (as FHGT reads the height so far); the
+    /// default, with `--flora-amount scale` (best PIMP agreement, calibrated; README).
+    #[default]
     Tree,
 }
 
@@ -117,9 +119,10 @@ pub enum SlopeHeight {
 #[serde(rename_all = "kebab-case")]
 pub enum FloraAmount {
     /// Any T > 0 pushes the full density.
-    #[default]
     Any,
-    /// The add pushes density × T (feathered edges thin the flora).
+    /// The add pushes density × T (feathered edges thin the flora); the default, with
+    /// `--slope-height tree` (README).
+    #[default]
     Scale,
 }
 
@@ -162,7 +165,8 @@ pub struct SurfaceOptions {
 
 impl SurfaceOptions {
     /// Whether the GPU kernels compute these readings (else the surface maps fall back to
-    /// the CPU): FDIR aspect needs atan2; the tree walks are CPU-only.
+    /// the CPU): FDIR aspect needs atan2; the partial tree walks and the rarer flora and
+    /// FSLP readings are CPU-only.
     pub fn gpu_unsupported(&self) -> Option<String> {
         if matches!(self.direction, DirectionFilter::Aspect | DirectionFilter::AspectUp) {
             return Some("the FDIR aspect reading (--fdir aspect) needs atan2, which GPUs do not compute like the CPU".into());
@@ -170,11 +174,8 @@ impl SurfaceOptions {
         if matches!(self.walk, SurfaceWalk::TreeHeight | SurfaceWalk::TreeShader) {
             return Some(format!("the surface walk `{:?}` (--surface-walk) is implemented on the CPU only (the GPU computes separate and tree)", self.walk));
         }
-        if self.slope_height != SlopeHeight::Final && self.walk != SurfaceWalk::Separate {
-            return Some("the --slope-height tree reading is implemented on the CPU only".into());
-        }
-        if self.slope_flat != SlopeFlat::Exclude || self.flora_amount != FloraAmount::Any || self.flora_zero != FloraZero::RemoveFamily || self.flora_both != FloraBoth::Clear {
-            return Some("the --slope-flat, --flora-amount and --flora-zero readings are implemented on the CPU only".into());
+        if self.slope_flat != SlopeFlat::Exclude || self.flora_zero != FloraZero::RemoveFamily || self.flora_both != FloraBoth::Clear {
+            return Some("the --slope-flat, --flora-zero and --flora-both readings are implemented on the CPU only".into());
         }
         None
     }
@@ -442,36 +443,83 @@ struct TreeWalk<'a> {
 }
 
 /// The 3×3 posts around a tree-walked post for [`SlopeHeight::Tree`]: their height-pass
-/// walks over the tree walk's plan, traced per layer (computed on demand).
+/// walks over the tree walk's plan, each recording the height before every FSLP layer
+/// ([`SlopeTrace`]), computed at the first FSLP the post reaches.
 struct SlopeNeighbourhood<'a> {
     plan: &'a BakePlan,
     tile: &'a TileList,
-    x: f32,
-    z: f32,
+    frame: PostFrame,
     spacing: f32,
     gx: i64,
     gz: i64,
-    traces: std::cell::OnceCell<Vec<HeightTrace>>,
+    traces: TraceSource<'a>,
 }
 
-/// A height-pass walk (FSLP, FDIR and FSHD are 0, only height affectors act) recording the
-/// height on reaching each layer.
-#[derive(Default)]
-struct HeightTrace {
-    h: f32,
-    /// (layer index, height when the walk reached it), in walk order.
-    entries: Vec<(usize, f32)>,
+/// Where a neighbourhood's traces come from.
+enum TraceSource<'a> {
+    /// Walked for this post alone (a free point).
+    Own(std::cell::OnceCell<Vec<SlopeTrace>>),
+    /// Shared by the posts of a [`GridBlock`] (each grid post walked once).
+    Block(&'a GridBlock),
 }
 
-impl HeightTrace {
-    /// The height before layer `layer` acts.
-    fn before(&self, layer: usize) -> f32 {
-        let i = self.entries.partition_point(|e| e.0 < layer);
-        self.entries.get(i).map_or(self.h, |e| e.1)
+/// Where a walked post sits, so that its neighbours for [`SlopeHeight::Tree`] are posts of
+/// the same lattice: neighbour (dx, dz) is at (x0 + (col + dx)·s, z0 + (row + dz)·s) in f32,
+/// as [`crate::eval::Grid::post`] places the posts of a grid (the GPU's
+/// `slope_heights_pass` computes the same). A free point is its own origin (col = row = 0).
+#[derive(Clone, Copy, Debug)]
+struct PostFrame {
+    x0: f32,
+    z0: f32,
+    col: i64,
+    row: i64,
+}
+
+impl PostFrame {
+    fn free(x: f32, z: f32) -> PostFrame {
+        PostFrame { x0: x, z0: z, col: 0, row: 0 }
+    }
+
+    fn grid(grid: &crate::eval::Grid, col: i64, row: i64) -> PostFrame {
+        PostFrame { x0: grid.x0 as f32, z0: grid.z0 as f32, col, row }
+    }
+
+    /// The position of the post (dx, dz) posts away, `spacing` apart.
+    fn neighbour(&self, dx: i64, dz: i64, spacing: f32) -> (f32, f32) {
+        (self.x0 + (self.col + dx) as f32 * spacing, self.z0 + (self.row + dz) as f32 * spacing)
     }
 }
 
-impl PassState for HeightTrace {
+/// The heights a height-pass walk (FSLP, FDIR and FSHD are 0, only height affectors act)
+/// had on first reaching a layer at or after each FSLP layer of the plan: slot k holds the
+/// height before the plan's (k + 1)-th FSLP layer acts (`LayerRecord::slope_rank`; the GPU's
+/// `slope_heights_pass` records the same slots).
+struct SlopeTrace(Vec<f32>);
+
+/// The walk behind a [`SlopeTrace`].
+struct HeightTrace<'p> {
+    plan: &'p BakePlan,
+    h: f32,
+    slots: Vec<f32>,
+}
+
+impl SlopeTrace {
+    fn walk(plan: &BakePlan, tile: &TileList, x: f32, z: f32) -> SlopeTrace {
+        let mut t = HeightTrace { plan, h: 0.0, slots: Vec::with_capacity(plan.slope_layer_count() as usize) };
+        walk_point(plan, tile, x, z, &mut t);
+        // FSLP layers after the walk's last entry: the final height.
+        t.slots.resize(plan.slope_layer_count() as usize, t.h);
+        SlopeTrace(t.slots)
+    }
+
+    /// The height before FSLP layer `layer` acts.
+    fn before(&self, plan: &BakePlan, layer: usize) -> f32 {
+        let rank = plan.layers[layer].slope_rank as usize;
+        self.0[rank.max(1) - 1]
+    }
+}
+
+impl PassState for HeightTrace<'_> {
     fn filter_value(&self, plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], x: f32, z: f32) -> f32 {
         filter_value_height_pass(plan, f, extent, self.h, x, z)
     }
@@ -481,25 +529,66 @@ impl PassState for HeightTrace {
         }
     }
     fn trace_layer(&mut self, layer: usize, _boundary: f32) {
-        self.entries.push((layer, self.h));
+        let upto = self.plan.layers[layer].slope_rank as usize;
+        if self.slots.len() < upto {
+            self.slots.resize(upto, self.h);
+        }
+    }
+    /// Every FSLP layer recorded: the rest of the walk cannot change a slot.
+    fn walk_done(&self) -> bool {
+        self.slots.len() >= self.plan.slope_layer_count() as usize
     }
 }
 
 impl SlopeNeighbourhood<'_> {
     /// The unit normal (faces reading) at the post from the heights before `layer`.
     fn normal_before(&self, layer: usize) -> [f32; 3] {
-        let traces = self.traces.get_or_init(|| {
-            (0..9)
-                .map(|k| {
-                    let (dx, dz) = ((k % 3) as f32 - 1.0, (k / 3) as f32 - 1.0);
-                    let mut t = HeightTrace::default();
-                    walk_point(self.plan, self.tile, self.x + dx * self.spacing, self.z + dz * self.spacing, &mut t);
-                    t
+        let walk = |dx: i64, dz: i64| {
+            let (x, z) = self.frame.neighbour(dx, dz, self.spacing);
+            SlopeTrace::walk(self.plan, self.tile, x, z)
+        };
+        let h: [[f32; 3]; 3] = match &self.traces {
+            TraceSource::Own(cell) => {
+                let traces = cell.get_or_init(|| (0..9).map(|k| walk(k % 3 - 1, k / 3 - 1)).collect());
+                std::array::from_fn(|dz| std::array::from_fn(|dx| traces[dz * 3 + dx].before(self.plan, layer)))
+            }
+            TraceSource::Block(block) => std::array::from_fn(|dz| {
+                std::array::from_fn(|dx| {
+                    let (dx, dz) = (dx as i64 - 1, dz as i64 - 1);
+                    match block.trace(self.frame.col + dx, self.frame.row + dz) {
+                        Some(cell) => cell.get_or_init(|| walk(dx, dz)).before(self.plan, layer),
+                        None => walk(dx, dz).before(self.plan, layer),
+                    }
                 })
-                .collect()
-        });
-        let h: [[f32; 3]; 3] = std::array::from_fn(|dz| std::array::from_fn(|dx| traces[dz * 3 + dx].before(layer)));
+            }),
+        };
         normals::post_normal(normals::NormalMethod::Faces, &h, self.spacing, self.gx, self.gz)
+    }
+}
+
+/// A block of grid posts to evaluate together ([`SurfaceEvaluator::grid_block`]): its culled
+/// programs and, under [`SlopeHeight::Tree`], one [`SlopeTrace`] per post of the block and of
+/// its 1-post ring, each walked once for all the posts whose FSLP reads it (the CPU twin of
+/// the GPU's `slope_heights_pass`).
+pub struct GridBlock {
+    pub tiles: SurfaceTiles,
+    grid: crate::eval::Grid,
+    /// The ring's south-west post and the traced area's size, in posts.
+    c0: i64,
+    r0: i64,
+    cols: usize,
+    rows: usize,
+    traces: Vec<std::cell::OnceCell<SlopeTrace>>,
+}
+
+impl GridBlock {
+    /// Grid post (col, row)'s trace slot, `None` outside the block and its ring.
+    fn trace(&self, col: i64, row: i64) -> Option<&std::cell::OnceCell<SlopeTrace>> {
+        let (c, r) = (col - self.c0, row - self.r0);
+        if c < 0 || r < 0 || c as usize >= self.cols || r as usize >= self.rows {
+            return None;
+        }
+        self.traces.get(r as usize * self.cols + c as usize)
     }
 }
 
@@ -599,15 +688,6 @@ impl SurfaceEvaluator {
         self.at_with(&self.everywhere, x, z, ground)
     }
 
-    /// The shader map at one post, walking `tiles`: the shader pass alone (swg-trn §5.2
-    /// step 3), or with a tree reading ([`SurfaceWalk`]) the shader of the tree walk.
-    pub fn shader_at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> ShaderResult {
-        if self.opts.walk != SurfaceWalk::Separate {
-            return self.tree_at_with(tiles, x, z, ground).shader;
-        }
-        self.shader_pass_at_with(tiles, x, z, ground)
-    }
-
     /// The separate shader pass at one post (what FSHD reads under `separate` and
     /// `tree-height`).
     fn shader_pass_at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> ShaderResult {
@@ -620,8 +700,42 @@ impl SurfaceEvaluator {
     /// post): the shader pass first, then the later pass that sees its final shader (§5.2);
     /// or, with a tree reading ([`SurfaceWalk`]), one walk of every affector.
     pub fn at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> SurfaceResult {
+        self.at_framed(tiles, x, z, None, ground)
+    }
+
+    /// The posts [c0, c1] × [r0, r1] of `grid` as one [`GridBlock`]: programs culled for
+    /// their area (and ring) at the grid's spacing, and under [`SlopeHeight::Tree`] the
+    /// shared traces of the block and its 1-post ring.
+    pub fn grid_block(&self, grid: &crate::eval::Grid, c0: u32, r0: u32, c1: u32, r1: u32) -> GridBlock {
+        let tiles = self.tile_spaced(grid.area(c0, r0, c1, r1), grid.spacing as f32);
+        let traced = self.slope_margin(grid.spacing as f32) > 0.0;
+        let (cols, rows) = if traced { ((c1 - c0 + 3) as usize, (r1 - r0 + 3) as usize) } else { (0, 0) };
+        GridBlock { tiles, grid: *grid, c0: i64::from(c0) - 1, r0: i64::from(r0) - 1, cols, rows, traces: (0..cols * rows).map(|_| std::cell::OnceCell::new()).collect() }
+    }
+
+    /// Both surface passes at post (col, row) of `block`'s grid (inside the block):
+    /// [`SurfaceEvaluator::at_with`] where FSLP's neighbourhood under [`SlopeHeight::Tree`] is
+    /// the grid's own posts.
+    pub fn at_grid_post(&self, block: &GridBlock, col: u32, row: u32, ground: Ground) -> SurfaceResult {
+        let (x, z) = block.grid.post(col, row);
+        self.at_framed(&block.tiles, x, z, Some((block, PostFrame::grid(&block.grid, col.into(), row.into()))), ground)
+    }
+
+    /// The shader map at post (col, row) of `block`'s grid: the shader pass alone (swg-trn
+    /// §5.2 step 3), or with a tree reading ([`SurfaceWalk`]) the shader of the tree walk.
+    pub fn shader_at_grid_post(&self, block: &GridBlock, col: u32, row: u32, ground: Ground) -> ShaderResult {
         if self.opts.walk != SurfaceWalk::Separate {
-            return self.tree_at_with(tiles, x, z, ground);
+            return self.at_grid_post(block, col, row, ground).shader;
+        }
+        let (x, z) = block.grid.post(col, row);
+        self.shader_pass_at_with(&block.tiles, x, z, ground)
+    }
+
+    /// Both passes at (x, z); `on_grid` is the block and frame of a grid post (shared slope
+    /// traces), `None` for a free point.
+    fn at_framed(&self, tiles: &SurfaceTiles, x: f32, z: f32, on_grid: Option<(&GridBlock, PostFrame)>, ground: Ground) -> SurfaceResult {
+        if self.opts.walk != SurfaceWalk::Separate {
+            return self.tree_at_with(tiles, x, z, on_grid, ground);
         }
         let shader = self.shader_pass_at_with(tiles, x, z, ground);
         let mut later = LaterPass { ground, opts: &self.opts, result: SurfaceResult { shader, ..Default::default() } };
@@ -629,16 +743,16 @@ impl SurfaceEvaluator {
         later.result
     }
 
-    fn tree_at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, ground: Ground) -> SurfaceResult {
+    fn tree_at_with(&self, tiles: &SurfaceTiles, x: f32, z: f32, on_grid: Option<(&GridBlock, PostFrame)>, ground: Ground) -> SurfaceResult {
         let final_shader = if self.opts.walk.tree_shader() { 0 } else { self.shader_pass_at_with(tiles, x, z, ground).family };
         let later = LaterPass { ground, opts: &self.opts, result: SurfaceResult::default() };
-        let mut walk = TreeWalk { h: 0.0, final_shader, later, layer: 0, slope: self.slope_neighbourhood(tiles, x, z) };
+        let mut walk = TreeWalk { h: 0.0, final_shader, later, layer: 0, slope: self.slope_neighbourhood(tiles, x, z, on_grid) };
         walk_point(&self.all_plan, &tiles.all, x, z, &mut walk);
         walk.later.result
     }
 
     /// [`SlopeHeight::Tree`]'s neighbourhood of a post, `None` under the other readings.
-    fn slope_neighbourhood<'a>(&'a self, tiles: &'a SurfaceTiles, x: f32, z: f32) -> Option<SlopeNeighbourhood<'a>> {
+    fn slope_neighbourhood<'a>(&'a self, tiles: &'a SurfaceTiles, x: f32, z: f32, on_grid: Option<(&'a GridBlock, PostFrame)>) -> Option<SlopeNeighbourhood<'a>> {
         if self.opts.slope_height != SlopeHeight::Tree || self.opts.walk == SurfaceWalk::Separate {
             return None;
         }
@@ -647,7 +761,11 @@ impl SurfaceEvaluator {
         // The post's global indices for the quad diagonals (kernels/surface.wgsl computes
         // the same f32 expression).
         let (gx, gz) = (((x + half) / spacing + 0.5).floor() as i64, ((z + half) / spacing + 0.5).floor() as i64);
-        Some(SlopeNeighbourhood { plan: &self.all_plan, tile: &tiles.all, x, z, spacing, gx, gz, traces: std::cell::OnceCell::new() })
+        let (frame, traces) = match on_grid {
+            Some((block, frame)) => (frame, TraceSource::Block(block)),
+            None => (PostFrame::free(x, z), TraceSource::Own(std::cell::OnceCell::new())),
+        };
+        Some(SlopeNeighbourhood { plan: &self.all_plan, tile: &tiles.all, frame, spacing, gx, gz, traces })
     }
 }
 
