@@ -133,10 +133,12 @@ fn aspect_direction_filter_stays_on_the_cpu() {
 }
 
 /// The tree walk (`--surface-walk tree`, the default, swg-trn §5.9): one walk of every
-/// affector, FHGT and FSHD on what it has built so far. On the demo terrain, the road
-/// fixture with the road height model on (the roads' height parts run inside the walk), and
-/// dathomir at 32 m (where the reading moves PIMP agreement from 35 % to 96 %); the separate
-/// passes on the demo and road fixture; the CPU-only tree readings are refused.
+/// affector, FHGT, FSHD and (the default `--slope-height tree`) FSLP on what it has built so
+/// far, FSLP's neighbourhood from the kernel's `slope_heights_pass`. On the demo terrain, the
+/// road fixture with the road height model on (the roads' height parts run inside the walk),
+/// dathomir's whole map at 32 m (ragged 512² tiles) and its busiest 2 m window; the readings
+/// before tree slopes and scaled density on the demo; the separate passes on the demo and
+/// road fixture; the CPU-only tree readings are refused.
 #[test]
 fn tree_walk_matches_cpu() {
     let Some(ctx) = gpu() else { return };
