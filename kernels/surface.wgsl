@@ -406,10 +406,8 @@ fn slope_height_index(slot: u32, apron_col: u32, apron_row: u32) -> u32 {
     return slot * stride * (params.tile_rows + 2u) + apron_row * stride + apron_col;
 }
 
-/// `pass_reach_layer` in the height-trace walk: record every slot whose FSLP layer is at
-/// or before `layer` and not recorded yet.
-fn record_slope_heights(layer: u32) {
-    let upto = min(layers[layer].slope_rank, params.slope_layers);
+/// Record the height so far in the traced post's slots up to (not including) `upto`.
+fn record_slope_heights(upto: u32) {
     while (trace_next_slot < upto) {
         slope_heights[slope_height_index(trace_next_slot, trace_col, trace_row)] = tree_h;
         trace_next_slot += 1u;
@@ -456,7 +454,8 @@ fn pass_apply(a: AffectorRecord, t: f32, x: f32, z: f32) {
 
 fn pass_reach_layer(layer: u32) {
     if (tracing_heights) {
-        record_slope_heights(layer);
+        // Every slot whose FSLP layer is at or before `layer`.
+        record_slope_heights(min(layers[layer].slope_rank, params.slope_layers));
     }
 }
 
@@ -526,11 +525,8 @@ fn slope_heights_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     trace_row = gid.y;
     trace_next_slot = 0u;
     walk_point(range.x, range.y, x, z);
-    // Layers after the walk's last entry: the final height.
-    while (trace_next_slot < params.slope_layers) {
-        slope_heights[slope_height_index(trace_next_slot, trace_col, trace_row)] = tree_h;
-        trace_next_slot += 1u;
-    }
+    // FSLP layers after the walk's last entry: the final height.
+    record_slope_heights(params.slope_layers);
 }
 
 /// The shader pass (swg-trn §5.2 step 3) at each post of the tile; the other fields of the

@@ -236,7 +236,7 @@ impl<'a> GpuSurfacePass<'a> {
             return Err(GpuError::Unsuitable { adapter: ctx.adapter.name.clone(), reason: e.to_string() });
         }
         let upload = |plan: &'a BakePlan| PlanOnGpu { plan, buffers: plan_buffers(d, plan), ramps: storage_buffer(d, "ramps", &ramp_words(plan), 0) };
-        let params = GpuSurfaceParams {
+        let mut params = GpuSurfaceParams {
             feather_clamp: match se.opts.feather_clamp {
                 FeatherClamp::Ignore => 0,
                 FeatherClamp::Threshold => 1,
@@ -245,7 +245,7 @@ impl<'a> GpuSurfacePass<'a> {
             direction: (se.opts.direction == DirectionFilter::One) as u32,
             normal_method: (method == NormalMethod::Central) as u32,
             walk: (se.opts.walk == SurfaceWalk::Tree) as u32,
-            slope_tree: (se.opts.walk == SurfaceWalk::Tree && se.opts.slope_height == crate::surface::SlopeHeight::Tree) as u32,
+            slope_tree: se.opts.tree_slopes() as u32,
             flora_scale: (se.opts.flora_amount == crate::surface::FloraAmount::Scale) as u32,
             block: BLOCK,
             ..Default::default()
@@ -253,7 +253,6 @@ impl<'a> GpuSurfacePass<'a> {
         // A tree walk runs the later pass's kernel over the plan of every affector, and no
         // separate shader pass.
         let later = if params.walk == 1 { upload(&se.all_plan) } else { upload(&se.later_plan) };
-        let mut params = params;
         let mut tile_side = TILE;
         if params.slope_tree == 1 {
             params.slope_layers = later.plan.slope_layer_count();

@@ -164,6 +164,12 @@ pub struct SurfaceOptions {
 }
 
 impl SurfaceOptions {
+    /// Whether FSLP reads the heights built so far ([`SlopeHeight::Tree`], which only a tree
+    /// walk has).
+    pub fn tree_slopes(&self) -> bool {
+        self.slope_height == SlopeHeight::Tree && self.walk != SurfaceWalk::Separate
+    }
+
     /// Whether the GPU kernels compute these readings (else the surface maps fall back to
     /// the CPU): FDIR aspect needs atan2; the partial tree walks and the rarer flora and
     /// FSLP readings are CPU-only.
@@ -680,7 +686,7 @@ impl SurfaceEvaluator {
     /// How far beyond an area the tree walk's culled program must reach for posts `spacing`
     /// apart: one post under [`SlopeHeight::Tree`] with a tree walk, else 0.
     pub fn slope_margin(&self, spacing: f32) -> f32 {
-        if self.opts.slope_height == SlopeHeight::Tree && self.opts.walk != SurfaceWalk::Separate { spacing } else { 0.0 }
+        if self.opts.tree_slopes() { spacing } else { 0.0 }
     }
 
     /// Both surface passes at one post with the whole-map program.
@@ -753,7 +759,7 @@ impl SurfaceEvaluator {
 
     /// [`SlopeHeight::Tree`]'s neighbourhood of a post, `None` under the other readings.
     fn slope_neighbourhood<'a>(&'a self, tiles: &'a SurfaceTiles, x: f32, z: f32, on_grid: Option<(&'a GridBlock, PostFrame)>) -> Option<SlopeNeighbourhood<'a>> {
-        if self.opts.slope_height != SlopeHeight::Tree || self.opts.walk == SurfaceWalk::Separate {
+        if !self.opts.tree_slopes() {
             return None;
         }
         let half = self.all_plan.half_width;
