@@ -1,11 +1,11 @@
 //! What each subcommand does: validated arguments in, library calls, output out.
 
 use crate::cli::{Cli, Command, HeightArgs, MissingBitmaps, OnOff};
-use crate::eval::HeightEvaluator;
-use crate::plan::HeightOptions;
-use crate::fsutil::write_atomic;
-use crate::swg::json::{demo_terrain, terrain_from_json, DEMO_TERRAIN_JSON};
-use crate::swg::{info::tree_text, Terrain};
+use trnbake_swg::eval::HeightEvaluator;
+use trnbake_swg::plan::HeightOptions;
+use trnbake_raster::fsutil::write_atomic;
+use trnbake_swg::model::json::{demo_terrain, terrain_from_json};
+use trnbake_swg::model::{info::tree_text, Terrain};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::Path;
@@ -27,19 +27,19 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Fidelity { file, cells, seed, json, height, surface, pimp_samples, pimp_reach, pimp_every_cell, explain, out, dump_cells, dump_rect } => {
             // Resolved per terrain: the default reach comes from its header.
             let pimp_samples = PimpSamplingArg { per_side: pimp_samples, reach: pimp_reach };
-            let pimp_cells = if pimp_every_cell { crate::fidelity::PimpCells::Every } else { crate::fidelity::PimpCells::Random { n: cells * 4, seed } };
+            let pimp_cells = if pimp_every_cell { trnbake_swg::fidelity::PimpCells::Every } else { trnbake_swg::fidelity::PimpCells::Random { n: cells * 4, seed } };
             if let Some(path) = dump_cells {
                 let t = Terrain::load(&file)?;
                 let e = height_evaluator(&t, &height, Some(&file))?;
-                let se = crate::surface::SurfaceEvaluator::new(&t, &height_options(&height, Some(&file)), surface.options())?;
+                let se = trnbake_swg::surface::SurfaceEvaluator::new(&t, &height_options(&height, Some(&file)), surface.options())?;
                 let rect = match dump_rect.as_deref() {
                     None => None,
                     Some(&[c0, r0, c1, r1]) => Some([c0, r0, c1, r1]),
                     Some(v) => anyhow::bail!("--dump-rect takes four numbers C0,R0,C1,R1, got {}", v.len()),
                 };
-                let list = crate::fidelity::dump_cell_list(&t, pimp_cells, rect);
-                let text = crate::fidelity::dump_cells(&t, &e, &se, surface.normals, &list);
-                return crate::fsutil::write_atomic(&path, text.as_bytes()).with_context(|| format!("writing {}", path.display()));
+                let list = trnbake_swg::fidelity::dump_cell_list(&t, pimp_cells, rect);
+                let text = trnbake_swg::fidelity::dump_cells(&t, &e, &se, surface.normals, &list);
+                return trnbake_raster::fsutil::write_atomic(&path, text.as_bytes()).with_context(|| format!("writing {}", path.display()));
             }
             if explain {
                 fidelity_explain(&file, pimp_cells, &height, &surface, pimp_samples, &out)
@@ -50,7 +50,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bake(args) => bake(&args, cli.quiet),
         Command::Merge { output, shards, export } => {
             let choice = export_choice(&export)?;
-            let r = crate::bake::merge(&output, &shards, &choice, cli.quiet)?;
+            let r = trnbake_bake::merge(&output, &shards, &choice, cli.quiet)?;
             if !cli.quiet {
                 eprintln!("merged {} posts into {} ({} files)", r.posts, output.display(), r.outputs.len());
             }
@@ -63,8 +63,8 @@ pub fn run(cli: Cli) -> Result<()> {
             bench(file.as_deref(), repeat, json, full_16m, planet, backends, &height, &surface)
         }
         Command::Convert(args) => convert(&args, cli.quiet),
-        Command::Scs(cmd) => crate::scs::cmd::run(cmd, cli.quiet),
-        Command::Nwn2(args) => crate::nwn2::cmd::run(&args),
+        Command::Scs(cmd) => crate::scs_cmd::run(cmd, cli.quiet),
+        Command::Nwn2(args) => crate::nwn2_cmd::run(&args),
         Command::BenchExport { posts, dir, format, json } => bench_export(posts, dir, format.as_deref(), json),
     }
 }
@@ -138,7 +138,7 @@ fn compile(file: &Path, output: &Path) -> Result<()> {
 /// Turn the height flags into evaluator options. Without `--data-root`, a .trn inside a
 /// `terrain/` folder uses that folder's parent (the client data layout, swg-trn §3.6).
 pub fn height_options(args: &HeightArgs, file: Option<&Path>) -> HeightOptions {
-    let data_root = args.data_root.clone().or_else(|| crate::swg::default_data_root(file?));
+    let data_root = args.data_root.clone().or_else(|| trnbake_swg::model::default_data_root(file?));
     HeightOptions {
         roads: args.roads == OnOff::On,
         bitmap_gain: args.bitmap_gain == OnOff::On,
@@ -206,25 +206,25 @@ struct PimpSamplingArg {
 }
 
 impl PimpSamplingArg {
-    fn resolve(self, t: &Terrain) -> crate::fidelity::PimpSampling {
+    fn resolve(self, t: &Terrain) -> trnbake_swg::fidelity::PimpSampling {
         match self.reach {
-            Some(reach) => crate::fidelity::PimpSampling { per_side: self.per_side, reach },
-            None => crate::fidelity::PimpSampling::header_box(t, self.per_side),
+            Some(reach) => trnbake_swg::fidelity::PimpSampling { per_side: self.per_side, reach },
+            None => trnbake_swg::fidelity::PimpSampling::header_box(t, self.per_side),
         }
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-fn fidelity(file: &Path, cells: usize, seed: u64, pimp_cells: crate::fidelity::PimpCells, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: PimpSamplingArg) -> Result<()> {
-    use crate::fidelity::{check_pfpm, check_smap, check_wmap};
+fn fidelity(file: &Path, cells: usize, seed: u64, pimp_cells: trnbake_swg::fidelity::PimpCells, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: PimpSamplingArg) -> Result<()> {
+    use trnbake_swg::fidelity::{check_pfpm, check_smap, check_wmap};
     let t = Terrain::load(file)?;
     let pimp_samples = pimp_samples.resolve(&t);
     let e = height_evaluator(&t, args, Some(file))?;
-    let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
-    let pimp = crate::fidelity::pimp_predictions(&t, &e, &surface, surface_args.normals, pimp_samples, pimp_cells).map(|p| crate::fidelity::pimp_report(&p));
+    let surface = trnbake_swg::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
+    let pimp = trnbake_swg::fidelity::pimp_predictions(&t, &e, &surface, surface_args.normals, pimp_samples, pimp_cells).map(|p| trnbake_swg::fidelity::pimp_report(&p));
     let pfpm = check_pfpm(&t, &e, cells, seed);
-    let near = crate::fidelity::near_roads(&t, 0.0);
-    let pfpm_roads = crate::fidelity::check_pfpm_where(&t, &e, cells, seed, &near);
+    let near = trnbake_swg::fidelity::near_roads(&t, 0.0);
+    let pfpm_roads = trnbake_swg::fidelity::check_pfpm_where(&t, &e, cells, seed, &near);
     let wmap = check_wmap(&t, &e, cells, 9, seed);
     let smap = check_smap(&t, &e, cells, seed);
     let mut out = std::io::stdout().lock();
@@ -286,7 +286,7 @@ fn fidelity(file: &Path, cells: usize, seed: u64, pimp_cells: crate::fidelity::P
 }
 
 /// The same-chances ceiling of a PIMP report and its largest mixed groups.
-fn write_ceiling(out: &mut impl Write, r: &crate::fidelity::PimpReport) -> Result<()> {
+fn write_ceiling(out: &mut impl Write, r: &trnbake_swg::fidelity::PimpReport) -> Result<()> {
     writeln!(
         out,
         "    ceiling: {}/{} flora cells ({:.2} %) for any rule reading these chances (cells with equal chances that PIMP fills differently)",
@@ -305,20 +305,20 @@ fn write_ceiling(out: &mut impl Write, r: &crate::fidelity::PimpReport) -> Resul
 
 /// `trnbake fidelity --explain`: the PIMP check (cells × 4 cells, as `fidelity`) with every
 /// miss traced to its rules, written to OUT/misses.csv and OUT/misses.png.
-fn fidelity_explain(file: &Path, pimp_cells: crate::fidelity::PimpCells, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: PimpSamplingArg, out_dir: &Path) -> Result<()> {
+fn fidelity_explain(file: &Path, pimp_cells: trnbake_swg::fidelity::PimpCells, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: PimpSamplingArg, out_dir: &Path) -> Result<()> {
     let t = Terrain::load(file)?;
     let pimp_samples = pimp_samples.resolve(&t);
     let e = height_evaluator(&t, args, Some(file))?;
-    let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
-    let Some(ex) = crate::fidelity::explain_pimp(&t, &e, &surface, surface_args.normals, pimp_samples, pimp_cells) else {
+    let surface = trnbake_swg::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
+    let Some(ex) = trnbake_swg::fidelity::explain_pimp(&t, &e, &surface, surface_args.normals, pimp_samples, pimp_cells) else {
         anyhow::bail!("{}: no PIMP flora map (only 0015 files carry one)", file.display());
     };
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let csv = out_dir.join("misses.csv");
-    crate::fsutil::write_atomic(&csv, crate::fidelity::explain_csv(&ex).as_bytes()).with_context(|| format!("writing {}", csv.display()))?;
+    trnbake_raster::fsutil::write_atomic(&csv, trnbake_swg::fidelity::explain_csv(&ex).as_bytes()).with_context(|| format!("writing {}", csv.display()))?;
     let png = out_dir.join("misses.png");
-    let (w, h, rgb) = crate::fidelity::explain_picture(&t, &ex);
-    crate::surface::maps::write_png8(&png, w, h, 3, &rgb).with_context(|| format!("writing {}", png.display()))?;
+    let (w, h, rgb) = trnbake_swg::fidelity::explain_picture(&t, &ex);
+    trnbake_bake::surface_maps::write_png8(&png, w, h, 3, &rgb).with_context(|| format!("writing {}", png.display()))?;
     let r = &ex.report;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", file.display())?;
@@ -346,12 +346,6 @@ fn fidelity_explain(file: &Path, pimp_cells: crate::fidelity::PimpCells, args: &
     Ok(())
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    let d = sha2::Sha256::digest(bytes);
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Parse `X0,Z0,X1,Z1`.
 fn parse_region(s: &str) -> Result<[f64; 4]> {
     let v: Vec<f64> = s
@@ -368,130 +362,39 @@ fn parse_region(s: &str) -> Result<[f64; 4]> {
     Ok([v[0], v[1], v[2], v[3]])
 }
 
-/// The largest grid `--maps auto` bakes surface maps for: 4097² posts (a full 16 km planet
-/// at 4 m), about 1.5 GB of surface state.
-const AUTO_SURFACE_MAPS_MAX_POSTS: u64 = 4097 * 4097;
-
-/// The surface maps `bake --maps` asks for (swg-trn §5.2 steps 2–4), as a hook the bake
-/// runs on the finished heights; `None` when only heights are wanted.
-fn surface_maps_hook(args: &crate::cli::BakeArgs, t: &Terrain, opts: &crate::plan::HeightOptions, posts: u64, quiet: bool) -> Result<Option<crate::bake::SurfaceMapsHook>> {
-    use crate::surface::maps::{default_maps, evaluate, write_maps, MapInputs, MAP_NAMES};
-    if args.maps.iter().all(|m| m == "height") {
-        // Heights only: no surface plans to build.
-        return Ok(None);
-    }
-    let surface = crate::surface::SurfaceEvaluator::new(t, opts, args.surface.options())?;
-    for w in &surface.plan.warnings {
-        tracing::warn!("{w}");
-    }
-    let mut maps = Vec::new();
-    for m in &args.maps {
-        if m == "auto" {
-            // The surface maps hold the whole grid in memory (~90 bytes a post besides the
-            // heights): `auto` leaves them out of bakes too big for that, with a notice.
-            if posts > AUTO_SURFACE_MAPS_MAX_POSTS {
-                if !quiet {
-                    eprintln!("note: {posts} posts is more than --maps auto bakes surface maps for ({AUTO_SURFACE_MAPS_MAX_POSTS}); baking heights only (name the maps in --maps to force them)");
-                }
-                maps.push("height".to_string());
-            } else {
-                maps.extend(default_maps(t, &surface));
-            }
-        } else if MAP_NAMES.contains(&m.as_str()) {
-            maps.push(m.clone());
-        } else {
-            bail!("unknown map `{m}` in --maps (auto, {})", MAP_NAMES.join(", "));
-        }
-    }
-    maps.retain(|m| m != "height");
-    maps.dedup();
-    if maps.is_empty() {
-        return Ok(None);
-    }
-    let terrain = t.clone();
-    let normals = args.surface.normals;
-    let citation = format!("SWG {} local metres", args.file.as_deref().and_then(Path::file_stem).map_or("terrain".into(), |s| s.to_string_lossy()));
-    let outdir = args.output.clone();
-    Ok(Some(Box::new(move |grid, heights, he, gpu| {
-        // On the GPU when the heights were baked there (`--backend gpu`, or `auto` with a
-        // hardware adapter); the CPU where the kernels cannot compute the options exactly.
-        let gpu_result = gpu.map(|ctx| crate::gpu::surface::evaluate(ctx, grid, heights, he, &surface, normals));
-        let (mut s, backend) = match gpu_result {
-            Some(Ok(s)) => (s, "gpu"),
-            Some(Err(e @ crate::gpu::GpuError::Unsupported(_))) => {
-                if !quiet {
-                    eprintln!("note: surface maps on the CPU: {e}");
-                }
-                (evaluate(grid, heights, he, &surface, normals), "cpu")
-            }
-            Some(Err(e)) => return Err(e.into()),
-            None => (evaluate(grid, heights, he, &surface, normals), "cpu"),
-        };
-        // The water levels too, when a map shows them (the water maps, the preview's tint).
-        if let (Some(ctx), "gpu") = (gpu, backend) {
-            if maps.iter().any(|m| m == "water" || m == "preview") {
-                s.water = Some(crate::gpu::water::evaluate(ctx, grid, &crate::water::WaterTables::new(&terrain))?);
-            }
-        }
-        let files = write_maps(&outdir, &maps, &s, &surface, &MapInputs { terrain: &terrain, heights, height_evaluator: he, citation: &citation })?;
-        Ok(crate::bake::SurfaceMapsOutput { files, backend })
-    })))
-}
-
-/// Turn `bake` arguments into a validated job.
-pub fn bake_job(args: &crate::cli::BakeArgs, t: &Terrain, quiet: bool) -> Result<crate::bake::BakeJob> {
-    use crate::bake::{post_count, BakeJob, BakeParams, Backend};
-    let (input, input_sha256) = match &args.file {
-        Some(p) => (p.display().to_string(), sha256_hex(&std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?)),
-        None => ("(built-in demo terrain)".to_string(), sha256_hex(DEMO_TERRAIN_JSON.as_bytes())),
+/// Turn `bake` arguments into a validated pipeline (the flags' own checks here, with their
+/// names; everything else is the library's).
+pub fn bake_pipeline(args: &crate::cli::BakeArgs, quiet: bool) -> Result<trnbake_bake::Pipeline> {
+    use trnbake_bake::surface_maps::MAP_NAMES;
+    let mut request = match &args.file {
+        Some(p) => trnbake_bake::BakeRequest::from_file(p, &args.output)?,
+        None => trnbake_bake::BakeRequest::demo(&args.output),
     };
-    let half = f64::from(t.header.map_width) / 2.0;
-    let spacing = args.spacing.unwrap_or(f64::from(t.header.pole_spacing()));
-    let region = match &args.region {
-        Some(r) => parse_region(r)?,
-        None => [-half, -half, half, half],
-    };
-    let cols = post_count(region[0], region[2], spacing)?;
-    let rows = post_count(region[1], region[3], spacing)?;
-    let tile = match args.tile {
-        Some(0) => bail!("--tile must be at least 1"),
-        Some(n) => n,
-        None if args.backend == Backend::Cpu => 512,
-        None => 2048,
-    };
-    let export = export_choice(&args.export)?;
-    // Refuse an impossible preset/tiling now, not after the bake.
-    crate::export::set::check_choice(&export, cols, rows)?;
-    let opts = height_options(&args.height, args.file.as_deref());
-    let params = BakeParams {
-        input,
-        input_sha256,
-        spacing,
-        region: [region[0], region[1], region[0] + (cols - 1) as f64 * spacing, region[1] + (rows - 1) as f64 * spacing],
-        cols,
-        rows,
-        tile,
-        roads: opts.roads,
-        bitmap_gain: opts.bitmap_gain,
-    };
-    let surface_maps = surface_maps_hook(args, t, &opts, u64::from(cols) * u64::from(rows), quiet)?;
-    Ok(BakeJob {
-        surface_maps,
-        grid: crate::eval::Grid { x0: region[0], z0: region[1], spacing, cols, rows },
-        params,
-        backend: args.backend,
-        adapter_filter: args.adapter.clone(),
-        shard: args.shard,
-        outdir: args.output.clone(),
-        quiet,
-        export,
-    })
+    if args.tile == Some(0) {
+        bail!("--tile must be at least 1");
+    }
+    if let Some(m) = args.maps.iter().find(|m| *m != "auto" && *m != "height" && !MAP_NAMES.contains(&m.as_str())) {
+        bail!("unknown map `{m}` in --maps (auto, {})", MAP_NAMES.join(", "));
+    }
+    request.region = args.region.as_deref().map(parse_region).transpose()?;
+    request.spacing = args.spacing;
+    request.tile = args.tile;
+    request.height = height_options(&args.height, args.file.as_deref());
+    request.surface = args.surface.options();
+    request.normals = args.surface.normals;
+    request.maps = args.maps.clone();
+    request.export = export_choice(&args.export)?;
+    request.backend = args.backend;
+    request.adapter_filter = args.adapter.clone();
+    request.shard = args.shard;
+    request.quiet = quiet;
+    Ok(request.pipeline()?)
 }
 
 /// `--format/--preset/--size/--tiles` → what to export. Formats default to the preset's
 /// engine format, else `tif,png` (the bake's historical outputs).
-pub fn export_choice(args: &crate::cli::ExportArgs) -> Result<crate::export::set::ExportChoice> {
-    use crate::export::set::{ExportChoice, Format};
+pub fn export_choice(args: &crate::cli::ExportArgs) -> Result<trnbake_raster::writers::set::ExportChoice> {
+    use trnbake_raster::writers::set::{ExportChoice, Format};
     let names: Vec<String> = match (&args.format, args.preset) {
         (Some(f), _) => f.clone(),
         (None, Some(p)) => p.default_formats().iter().map(|s| s.to_string()).collect(),
@@ -505,7 +408,7 @@ pub fn export_choice(args: &crate::cli::ExportArgs) -> Result<crate::export::set
         }
     }
     if formats.is_empty() {
-        bail!("--format: give at least one format ({})", crate::export::set::FORMAT_NAMES);
+        bail!("--format: give at least one format ({})", trnbake_raster::writers::set::FORMAT_NAMES);
     }
     if args.size.is_some() && args.preset.is_none() {
         bail!("--size chooses an engine heightmap size and needs --preset");
@@ -523,9 +426,9 @@ fn parse_pair(s: &str, what: &str) -> Result<(f64, f64)> {
 }
 
 fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
-    use crate::export::import::{open, ImportOptions};
-    use crate::export::set::{dir_and_stem, export, ExportSpec, Format, Output, Tiles};
-    use crate::export::RowOrder;
+    use trnbake_raster::readers::{open, ImportOptions};
+    use trnbake_raster::writers::set::{dir_and_stem, export, ExportSpec, Format, Output, Tiles};
+    use trnbake_raster::RowOrder;
     let dims = match &args.dims {
         Some(d) => {
             let (c, r) = d.split_once(['x', 'X']).with_context(|| format!("--dims `{d}` is not COLSxROWS"))?;
@@ -557,7 +460,7 @@ fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
         Some(_) => bail!("convert writes one format; give one --format"),
         None if ext == "vrt" => Format::Tif,
         None => Format::from_extension(&args.output)
-            .with_context(|| format!("cannot tell the output format from `{}`; give --format ({})", args.output.display(), crate::export::set::FORMAT_NAMES))?,
+            .with_context(|| format!("cannot tell the output format from `{}`; give --format ({})", args.output.display(), trnbake_raster::writers::set::FORMAT_NAMES))?,
     };
     let mut choice = export_choice(&crate::cli::ExportArgs { format: Some(vec![format.name().to_string()]), ..args.export.clone() })?;
     if ext == "vrt" {
@@ -611,7 +514,7 @@ fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
 }
 
 fn bench_export(posts: u32, dir: Option<std::path::PathBuf>, formats: Option<&[String]>, json: bool) -> Result<()> {
-    use crate::export::set::Format;
+    use trnbake_raster::writers::set::Format;
     let formats: Vec<Format> = match formats {
         Some(f) => f.iter().map(|n| n.parse::<Format>().map_err(|e| anyhow::anyhow!("--format: {e}"))).collect::<Result<_>>()?,
         None => vec![Format::Tif, Format::Tif16, Format::Png, Format::Ter, Format::R16, Format::R32],
@@ -641,10 +544,9 @@ fn bench_export(posts: u32, dir: Option<std::path::PathBuf>, formats: Option<&[S
 }
 
 fn bake(args: &crate::cli::BakeArgs, quiet: bool) -> Result<()> {
-    let t = load_terrain(args.file.as_deref())?;
-    let job = bake_job(args, &t, quiet)?;
-    let e = height_evaluator(&t, &args.height, args.file.as_deref())?;
-    let r = crate::bake::run_bake(&job, &e)?;
+    let pipeline = bake_pipeline(args, quiet)?;
+    let r = pipeline.run()?;
+    let job = &pipeline.job;
     if !quiet {
         let what = match job.shard {
             Some(s) => format!("shard {}/{} of ", s.index, s.count),
@@ -668,8 +570,8 @@ fn bake(args: &crate::cli::BakeArgs, quiet: bool) -> Result<()> {
     Ok(())
 }
 
-fn check(golden: std::path::PathBuf, backend: crate::bake::Backend, bless: bool, report: std::path::PathBuf, only: Vec<String>, quiet: bool) -> Result<()> {
-    use crate::golden::{report::MARKDOWN_FILE, run, CheckOptions};
+fn check(golden: std::path::PathBuf, backend: trnbake_bake::Backend, bless: bool, report: std::path::PathBuf, only: Vec<String>, quiet: bool) -> Result<()> {
+    use trnbake_bake::golden::{report::MARKDOWN_FILE, run, CheckOptions};
     let s = run(&CheckOptions { golden, backend, bless, report: report.clone(), only, quiet })?;
     let n = s.outcomes.len();
     let failures = s.failures();
@@ -685,7 +587,7 @@ fn check(golden: std::path::PathBuf, backend: crate::bake::Backend, bless: bool,
 }
 
 fn adapters() -> Result<()> {
-    let list = crate::gpu::list_adapters();
+    let list = trnbake_gpu::list_adapters();
     let mut out = std::io::stdout().lock();
     if list.is_empty() {
         writeln!(out, "wgpu sees no adapter (install a Vulkan driver; for a software one: apt-get install mesa-vulkan-drivers)")?;
@@ -727,7 +629,7 @@ fn bench(
         Some((spacings, tile, with_cpu)) => crate::bench::run_planet(&t, &e, &spacings, tile, with_cpu)?,
         None => {
             let mut cases = crate::bench::run_standard(&t, &e, repeat, full_16m, cpu, gpu)?;
-            let surface = crate::surface::SurfaceEvaluator::new(&t, &height_options(args, file), surface_args.options())?;
+            let surface = trnbake_swg::surface::SurfaceEvaluator::new(&t, &height_options(args, file), surface_args.options())?;
             cases.extend(crate::bench::run_surface(&t, &e, &surface, cpu, gpu)?);
             cases
         }

@@ -1,7 +1,7 @@
 //! `trnbake bench`: throughput of the height and surface passes per backend, measured in one run
 //! (performance lives here, never in timed tests).
 
-use crate::eval::{Grid, HeightEvaluator};
+use trnbake_swg::eval::{Grid, HeightEvaluator};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -14,9 +14,9 @@ pub struct BenchCase {
     pub posts_per_second: f64,
 }
 
-/// The CPU rows' label: the backend's threads and lane width (`crate::lanes`).
+/// The CPU rows' label: the backend's threads and lane width (`trnbake_swg::lanes`).
 fn cpu_label() -> String {
-    format!("{} threads, {} lanes", rayon::current_num_threads(), crate::lanes::width().name())
+    format!("{} threads, {} lanes", rayon::current_num_threads(), trnbake_swg::lanes::width().name())
 }
 
 /// Grid of `n`×`n` posts `spacing` apart, starting at (x0, z0).
@@ -45,7 +45,7 @@ pub fn cpu_grid(e: &HeightEvaluator, grid: &Grid, block: u32, out: &mut [f32]) {
 /// the pole spacing with per-block culling (256-post blocks) and without (one block), on the
 /// CPU and, when an adapter exists, the GPU backend — all in one run so ratios are fair. The
 /// GPU always culls per 128² block inside its tiles, so its rows are 256² tiles and one tile.
-pub fn run_standard(t: &crate::swg::Terrain, e: &HeightEvaluator, repeat: usize, full_16m: bool, with_cpu: bool, with_gpu: bool) -> anyhow::Result<Vec<BenchCase>> {
+pub fn run_standard(t: &trnbake_swg::model::Terrain, e: &HeightEvaluator, repeat: usize, full_16m: bool, with_cpu: bool, with_gpu: bool) -> anyhow::Result<Vec<BenchCase>> {
     let half = f64::from(t.header.map_width) / 2.0;
     let pole = f64::from(t.header.pole_spacing());
     let full8_n = (2.0 * half / 8.0) as u32 + 1;
@@ -72,11 +72,11 @@ pub fn run_standard(t: &crate::swg::Terrain, e: &HeightEvaluator, repeat: usize,
     if !with_gpu {
         return Ok(cases);
     }
-    match crate::gpu::GpuContext::new(false, None) {
+    match trnbake_gpu::GpuContext::new(false, None) {
         Ok(ctx) => {
-            let pass = crate::gpu::GpuHeightPass::new(&ctx, &e.plan);
+            let pass = trnbake_gpu::GpuHeightPass::new(&ctx, &e.plan);
             for (_, name, grid, tile) in &specs {
-                let tiles = crate::grid::tiles(grid, *tile);
+                let tiles = trnbake_swg::grid::tiles(grid, *tile);
                 let mut best = f64::MAX;
                 for _ in 0..repeat.max(1) {
                     let mut out = vec![0.0f32; grid.cols as usize * grid.rows as usize];
@@ -109,11 +109,11 @@ pub fn run_standard(t: &crate::swg::Terrain, e: &HeightEvaluator, repeat: usize,
 /// read-back (dispatches + wait) and end to end (compute, read-back and assembly in one
 /// `Vec<f32>`), in tiles of `tile` posts (default: the bake's, the adapter's largest up to 2048²); on
 /// the CPU backend too when `with_cpu`.
-pub fn run_planet(t: &crate::swg::Terrain, e: &HeightEvaluator, spacings: &[f64], tile: Option<u32>, with_cpu: bool) -> anyhow::Result<Vec<BenchCase>> {
+pub fn run_planet(t: &trnbake_swg::model::Terrain, e: &HeightEvaluator, spacings: &[f64], tile: Option<u32>, with_cpu: bool) -> anyhow::Result<Vec<BenchCase>> {
     let half = f64::from(t.header.map_width) / 2.0;
     let mut cases = Vec::new();
     let case = |name: String, backend: &str, posts: u64, seconds: f64| BenchCase { name, backend: backend.into(), posts, seconds, posts_per_second: posts as f64 / seconds };
-    let gpu = match crate::gpu::GpuContext::new(false, None) {
+    let gpu = match trnbake_gpu::GpuContext::new(false, None) {
         Ok(c) => Some(c),
         Err(err) => {
             tracing::warn!("GPU backend not measured: {err}");
@@ -128,12 +128,12 @@ pub fn run_planet(t: &crate::swg::Terrain, e: &HeightEvaluator, spacings: &[f64]
         let what = format!("full map at {spacing} m ({n}²)");
         if let Some(ctx) = &gpu {
             let side = tile.unwrap_or_else(|| ctx.max_tile(2048));
-            let tiles = crate::grid::tiles(&grid, side);
+            let tiles = trnbake_swg::grid::tiles(&grid, side);
             let t0 = Instant::now();
-            let pass = crate::gpu::GpuHeightPass::new(ctx, &e.plan);
+            let pass = trnbake_gpu::GpuHeightPass::new(ctx, &e.plan);
             let upload = t0.elapsed().as_secs_f64();
             // One small tile first: a driver may compile the shader at the first dispatch.
-            pass.compute_only(&grid, &[crate::gpu::TileSpec { c0: 0, r0: 0, cols: 8.min(n), rows: 8.min(n) }])?;
+            pass.compute_only(&grid, &[trnbake_gpu::TileSpec { c0: 0, r0: 0, cols: 8.min(n), rows: 8.min(n) }])?;
             let t1 = Instant::now();
             pass.compute_only(&grid, &tiles)?;
             let compute = t1.elapsed().as_secs_f64();
@@ -149,7 +149,7 @@ pub fn run_planet(t: &crate::swg::Terrain, e: &HeightEvaluator, spacings: &[f64]
         if with_cpu || gpu.is_none() {
             let t0 = Instant::now();
             let mut out = vec![0.0f32; posts as usize];
-            cpu_grid(e, &grid, crate::bake::CPU_CULL_BLOCK, &mut out);
+            cpu_grid(e, &grid, trnbake_bake::CPU_CULL_BLOCK, &mut out);
             cases.push(case(format!("{what}, heights in host memory"), "cpu", posts, t0.elapsed().as_secs_f64()));
         }
     }
@@ -162,10 +162,10 @@ pub fn run_planet(t: &crate::swg::Terrain, e: &HeightEvaluator, spacings: &[f64]
 /// passable) pass. A GPU row includes uploading the tile's heights and reading its results
 /// back; the GPU shader (later) row is the time of normals + shader (+ later) less the time
 /// without that pass, as the CPU's later row is.
-pub fn run_surface(t: &crate::swg::Terrain, e: &HeightEvaluator, s: &crate::surface::SurfaceEvaluator, with_cpu: bool, with_gpu: bool) -> anyhow::Result<Vec<BenchCase>> {
-    use crate::gpu::surface::{GpuSurfacePass, SurfacePasses};
-    use crate::surface::maps::{apron_heights, grid_normals, surface_results, PassSelection};
-    use crate::surface::normals::NormalMethod;
+pub fn run_surface(t: &trnbake_swg::model::Terrain, e: &HeightEvaluator, s: &trnbake_swg::surface::SurfaceEvaluator, with_cpu: bool, with_gpu: bool) -> anyhow::Result<Vec<BenchCase>> {
+    use trnbake_gpu::surface_pass::{GpuSurfacePass, SurfacePasses};
+    use trnbake_swg::surface::grid::{apron_heights, grid_normals, surface_results, PassSelection};
+    use trnbake_swg::surface::normals::NormalMethod;
     let half = f64::from(t.header.map_width) / 2.0;
     let n = (2.0 * half / 8.0) as u32 + 1;
     let grid = square_grid(-half, -half, 8.0, n);
@@ -199,7 +199,7 @@ pub fn run_surface(t: &crate::swg::Terrain, e: &HeightEvaluator, s: &crate::surf
     if !with_gpu {
         return Ok(cases);
     }
-    let ctx = match crate::gpu::GpuContext::new(false, None) {
+    let ctx = match trnbake_gpu::GpuContext::new(false, None) {
         Ok(ctx) => ctx,
         Err(e) => {
             tracing::warn!("GPU surface passes not measured: {e}");
@@ -274,22 +274,22 @@ fn synthetic_height(x: f64, z: f64) -> f32 {
 }
 
 /// One way of writing a file in the export benchmark (a writer with its options).
-type WriteVariant<'a> = Box<dyn Fn() -> std::io::Result<crate::export::WrittenFile> + 'a>;
+type WriteVariant<'a> = Box<dyn Fn() -> std::io::Result<trnbake_raster::WrittenFile> + 'a>;
 
 /// Measure every writer on an `n × n` synthetic grid at 1 m (`n = 16385` is a 16384 m planet
 /// at 1 m), with and without compression. The grid is first streamed into a raw float file in
 /// `dir` (as a bake's checkpoints are), then each writer streams from it through the same
-/// [`crate::export::HeightSource`] path as a bake, so the figures include reading the source,
+/// [`trnbake_raster::HeightSource`] path as a bake, so the figures include reading the source,
 /// encoding, the atomic write with fsync and the SHA-256 of the manifest. Each file is deleted
 /// after it is measured; memory stays bounded whatever `n` (see `peak_rss_bytes`).
-pub fn run_export(n: u32, dir: &std::path::Path, formats: &[crate::export::set::Format]) -> anyhow::Result<ExportBench> {
-    use crate::export::geotiff::{write_geotiff_from, GeoTiffOptions, TiffSample};
-    use crate::export::png16::{write_png16_from, Png16Options, DEFLATE};
-    use crate::export::raw::write_raw_from;
-    use crate::export::set::Format;
-    use crate::export::source::{RawFileSource, RawSample};
-    use crate::export::ter::{write_ter_from, TerEncoding};
-    use crate::export::{u16_full_scale_offset, u16_scale_offset, PostGrid, RowOrder};
+pub fn run_export(n: u32, dir: &std::path::Path, formats: &[trnbake_raster::writers::set::Format]) -> anyhow::Result<ExportBench> {
+    use trnbake_raster::writers::geotiff::{write_geotiff_from, GeoTiffOptions, TiffSample};
+    use trnbake_raster::writers::png16::{write_png16_from, Png16Options, DEFLATE};
+    use trnbake_raster::writers::raw::write_raw_from;
+    use trnbake_raster::writers::set::Format;
+    use trnbake_raster::source::{RawFileSource, RawSample};
+    use trnbake_raster::writers::ter::{write_ter_from, TerEncoding};
+    use trnbake_raster::{u16_full_scale_offset, u16_scale_offset, Grid, RowOrder};
     use anyhow::Context;
     use rayon::prelude::*;
     use std::io::Write;
@@ -299,7 +299,7 @@ pub fn run_export(n: u32, dir: &std::path::Path, formats: &[crate::export::set::
     }
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let half = f64::from(n - 1) / 2.0;
-    let grid = PostGrid { cols: n, rows: n, west_x: -half, south_z: -half, spacing: 1.0 };
+    let grid = Grid { cols: n, rows: n, x0: -half, z0: -half, spacing: 1.0 };
     let tag = format!("trnbake-bench-export-{}", std::process::id());
     let input = dir.join(format!("{tag}-input.r32"));
     // The synthetic grid, south row first, generated in parallel 64-row bands.
@@ -311,7 +311,7 @@ pub fn run_export(n: u32, dir: &std::path::Path, formats: &[crate::export::set::
             let rows = band.min(n - r0);
             let v: Vec<f32> = (0..rows * n)
                 .into_par_iter()
-                .map(|i| synthetic_height(grid.west_x + f64::from(i % n), grid.south_z + f64::from(r0 + i / n)))
+                .map(|i| synthetic_height(grid.x0 + f64::from(i % n), grid.z0 + f64::from(r0 + i / n)))
                 .collect();
             for &h in &v {
                 lo = lo.min(h);

@@ -147,11 +147,11 @@ pub enum Command {
     ///
     /// Example: trnbake scs export tatooine.trn --region 0,0,1024,1024 -o out/map --data-root ../shared/data/swg
     #[command(subcommand)]
-    Scs(crate::scs::cmd::ScsCommand),
+    Scs(crate::scs_cmd::ScsCommand),
     /// Neverwinter Nights 2 area terrain (.trn/.trx): info, check, decompile/compile, export, bench.
     ///
     /// Example: trnbake nwn2 export tatooine.trn --data-root ../shared/data/swg --megatiles 8x8 --height-range -20,60 -o area.trn --trx
-    Nwn2(crate::nwn2::cmd::Nwn2Args),
+    Nwn2(crate::nwn2_cmd::Nwn2Args),
     /// Re-bake every fixture of a golden folder and compare each map with its expected image
     /// (per-post difference in LSB, posts over tolerance, PSNR); writes a Markdown report, a
     /// JUnit XML file and, per failing map, a diff heat map and a side-by-side image. Exits 1
@@ -164,8 +164,8 @@ pub enum Command {
         /// The golden folder (holding golden.json).
         #[arg(long, default_value = "golden")]
         golden: PathBuf,
-        #[arg(long, value_enum, default_value_t = crate::bake::Backend::Auto)]
-        backend: crate::bake::Backend,
+        #[arg(long, value_enum, default_value_t = trnbake_bake::Backend::Auto)]
+        backend: trnbake_bake::Backend,
         /// Rewrite the images (and golden.json) of maps that differ, atomically, and print what changed.
         #[arg(long)]
         bless: bool,
@@ -246,7 +246,7 @@ pub struct ExportArgs {
     /// Engine conventions: heightmap sizes the engine accepts (resampling to the nearest one
     /// not above the grid), RAW row order, tile naming, import settings in the manifest.
     #[arg(long, value_enum)]
-    pub preset: Option<crate::export::preset::Preset>,
+    pub preset: Option<trnbake_raster::writers::preset::Preset>,
     /// With --preset: the heightmap size (or, with --tiles N, the tile size) in posts a side,
     /// instead of the largest the engine accepts (e.g. 8129 for Unreal).
     #[arg(long)]
@@ -254,7 +254,7 @@ pub struct ExportArgs {
     /// Tiled output: N ≤ 32 tiles a side, or tiles of SIZE ≥ 33 posts a side; neighbouring
     /// tiles share their edge posts; GeoTIFF tiles get a .vrt mosaic.
     #[arg(long, value_name = "N|SIZE")]
-    pub tiles: Option<crate::export::set::Tiles>,
+    pub tiles: Option<trnbake_raster::writers::set::Tiles>,
 }
 
 /// Options of `convert`.
@@ -268,7 +268,7 @@ pub struct ConvertArgs {
     pub export: ExportArgs,
     /// Input format, when neither the content nor the extension tells.
     #[arg(long, value_enum)]
-    pub input_format: Option<crate::export::import::InputFormat>,
+    pub input_format: Option<trnbake_raster::readers::InputFormat>,
     /// Input size COLSxROWS (RAW files do not store it).
     #[arg(long, value_name = "COLSxROWS")]
     pub dims: Option<String>,
@@ -306,8 +306,8 @@ pub struct BakeArgs {
     /// Region `X0,Z0,X1,Z1` in world metres (west, south, east, north posts; default: the whole map).
     #[arg(long, value_name = "X0,Z0,X1,Z1", allow_hyphen_values = true)]
     pub region: Option<String>,
-    #[arg(long, value_enum, default_value_t = crate::bake::Backend::Auto)]
-    pub backend: crate::bake::Backend,
+    #[arg(long, value_enum, default_value_t = trnbake_bake::Backend::Auto)]
+    pub backend: trnbake_bake::Backend,
     /// Only GPU adapters whose name contains this (e.g. `llvmpipe`, `NVIDIA`).
     #[arg(long)]
     pub adapter: Option<String>,
@@ -318,7 +318,7 @@ pub struct BakeArgs {
     /// Bake only shard K of N (a deterministic subset of tiles), for job arrays; assemble
     /// the shard folders with `trnbake merge`.
     #[arg(long, value_name = "K/N")]
-    pub shard: Option<crate::bake::Shard>,
+    pub shard: Option<trnbake_bake::Shard>,
     /// Maps to bake, comma-separated: height, normals, splat, flora, water, env, color,
     /// exclude, smap, preview, or `auto` (height plus every map the file feeds, and the
     /// preview). Maps other than height are not written by sharded bakes.
@@ -339,48 +339,48 @@ pub struct SurfaceArgs {
     /// How ASCN/ASRP/AENV feather clamps act (swg-trn §5.10 [?]): threshold (claim where
     /// T ≥ clamp; best PIMP agreement), ignore (claim where T > 0, weight T) or weight
     /// (weight min(T/clamp, 1)).
-    #[arg(long, value_enum, default_value_t = crate::surface::FeatherClamp::Threshold)]
-    pub feather_clamp: crate::surface::FeatherClamp,
+    #[arg(long, value_enum, default_value_t = trnbake_swg::surface::FeatherClamp::Threshold)]
+    pub feather_clamp: trnbake_swg::surface::FeatherClamp,
     /// The FDIR convention (swg-trn §5.5 [?]): zero, one or aspect (downhill bearing in degrees).
-    #[arg(long, value_enum, default_value_t = crate::surface::DirectionFilter::Zero)]
-    pub fdir: crate::surface::DirectionFilter,
+    #[arg(long, value_enum, default_value_t = trnbake_swg::surface::DirectionFilter::Zero)]
+    pub fdir: trnbake_swg::surface::DirectionFilter,
     /// How the surface passes walk the tree (swg-trn §5.9 [?]): one walk of every affector
     /// in tree order where FHGT and FSHD read the height and shader built so far (tree; best
     /// PIMP agreement on every planet, README), or separate passes on the final height and
     /// shader (separate). tree-height / tree-shader apply the reading to one filter only
     /// (CPU only).
-    #[arg(long, value_enum, default_value_t = crate::surface::SurfaceWalk::Tree)]
-    pub surface_walk: crate::surface::SurfaceWalk,
+    #[arg(long, value_enum, default_value_t = trnbake_swg::surface::SurfaceWalk::Tree)]
+    pub surface_walk: trnbake_swg::surface::SurfaceWalk,
     /// FSLP with minAngle 0 (swg-trn §5.5 [?]): exclude (strict interval: a flat post gets 0)
     /// or include (no upper end). CPU only.
-    #[arg(long, value_enum, default_value_t = crate::surface::SlopeFlat::Exclude)]
-    pub slope_flat: crate::surface::SlopeFlat,
+    #[arg(long, value_enum, default_value_t = trnbake_swg::surface::SlopeFlat::Exclude)]
+    pub slope_flat: trnbake_swg::surface::SlopeFlat,
     /// How a flora add uses the layer amount T (swg-trn §5.9 [?]): scale (density × T:
     /// feathered edges thin the flora; with tree slopes calibrated on every planet, README)
     /// or any (T > 0 pushes the full density).
-    #[arg(long, value_enum, default_value_t = crate::surface::FloraAmount::Scale)]
-    pub flora_amount: crate::surface::FloraAmount,
+    #[arg(long, value_enum, default_value_t = trnbake_swg::surface::FloraAmount::Scale)]
+    pub flora_amount: trnbake_swg::surface::FloraAmount,
     /// What a (0,0) flora affector does (swg-trn §5.9 [?]): remove-family, ignore or
     /// remove-all. CPU only.
-    #[arg(long, value_enum, default_value_t = crate::surface::FloraZero::RemoveFamily)]
-    pub flora_zero: crate::surface::FloraZero,
+    #[arg(long, value_enum, default_value_t = trnbake_swg::surface::FloraZero::RemoveFamily)]
+    pub flora_zero: trnbake_swg::surface::FloraZero,
     /// What a flora affector with both flags (add, remove-all) does (swg-trn §5.9 [?]):
     /// clear the stack, or replace it with its family. CPU only.
-    #[arg(long, value_enum, default_value_t = crate::surface::FloraBoth::Clear)]
-    pub flora_both: crate::surface::FloraBoth,
+    #[arg(long, value_enum, default_value_t = trnbake_swg::surface::FloraBoth::Clear)]
+    pub flora_both: trnbake_swg::surface::FloraBoth,
     /// Which heights FSLP's normal comes from (swg-trn §5.5 [?]): with the tree walk the
     /// heights the height affectors have built so far at the filter's layer (tree; best PIMP
     /// agreement, README), or the final ones (final).
-    #[arg(long, value_enum, default_value_t = crate::surface::SlopeHeight::Tree)]
-    pub slope_height: crate::surface::SlopeHeight,
+    #[arg(long, value_enum, default_value_t = trnbake_swg::surface::SlopeHeight::Tree)]
+    pub slope_height: trnbake_swg::surface::SlopeHeight,
     /// Normals for the slope filter: faces (averaged triangle normals) or central differences.
-    #[arg(long, value_enum, default_value_t = crate::surface::normals::NormalMethod::Faces)]
-    pub normals: crate::surface::normals::NormalMethod,
+    #[arg(long, value_enum, default_value_t = trnbake_swg::surface::normals::NormalMethod::Faces)]
+    pub normals: trnbake_swg::surface::normals::NormalMethod,
 }
 
 impl SurfaceArgs {
-    pub fn options(&self) -> crate::surface::SurfaceOptions {
-        crate::surface::SurfaceOptions {
+    pub fn options(&self) -> trnbake_swg::surface::SurfaceOptions {
+        trnbake_swg::surface::SurfaceOptions {
             feather_clamp: self.feather_clamp,
             direction: self.fdir,
             walk: self.surface_walk,

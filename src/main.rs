@@ -1,3 +1,16 @@
+//! The `trnbake` command line: clap flags become jobs for the library crates in `crates/`
+//! (docs/src/architecture.md), and errors are printed once, here.
+
+// `!(a < b)` is deliberate where it appears: it keeps NaN semantics identical to the WGSL twins.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+#![allow(clippy::too_many_arguments)]
+
+mod app;
+mod bench;
+mod cli;
+mod nwn2_cmd;
+mod scs_cmd;
+
 use clap::Parser;
 use std::process::ExitCode;
 
@@ -8,13 +21,13 @@ fn main() -> ExitCode {
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
         std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
     }
-    let cli = trnbake::cli::Cli::parse();
+    let cli = cli::Cli::parse();
     let level = if cli.quiet { "error" } else { "warn" };
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| level.into()))
         .with_writer(std::io::stderr)
         .init();
-    match trnbake::app::run(cli) {
+    match app::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // A closed pipe (`trnbake info x | head`) is not an error.

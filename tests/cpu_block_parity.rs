@@ -1,13 +1,13 @@
 //! The CPU backend's layer-major row evaluator equals the per-post reference bit for bit, at
-//! every lane width (`trnbake::lanes`).
+//! every lane width (`trnbake_swg::lanes`).
 
 mod common;
-use trnbake::eval::block::{height_row_with, RowScratch};
-use trnbake::eval::{height_at_point, Grid, HeightEvaluator};
-use trnbake::lanes::Width;
-use trnbake::plan::{BakePlan, TileList};
-use trnbake::plan::HeightOptions;
-use trnbake::swg::Terrain;
+use trnbake_swg::eval::block::{height_row_with, RowScratch};
+use trnbake_swg::eval::{height_at_point, Grid, HeightEvaluator};
+use trnbake_swg::lanes::Width;
+use trnbake_swg::plan::{BakePlan, TileList};
+use trnbake_swg::plan::HeightOptions;
+use trnbake_swg::model::Terrain;
 
 /// The grid in 64² blocks with their culled programs, row by row at lane width `w` (what
 /// `HeightEvaluator::grid_region` does at the process's width).
@@ -22,7 +22,7 @@ fn rows_at(w: Width, e: &HeightEvaluator, grid: &Grid) -> Vec<f32> {
             let mut row = vec![0.0f32; cols as usize];
             for r in br..br + rows {
                 let z = grid.post(0, r).1;
-                trnbake::with_lanes_at!(w, |L; plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, row: &mut [f32], s: &mut RowScratch| -> () {
+                trnbake_swg::with_lanes_at!(w, |L; plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, row: &mut [f32], s: &mut RowScratch| -> () {
                     height_row_with::<L>(plan, tile, xs, z, row, s)
                 }, &e.plan, &tile, &xs, z, &mut row, &mut scratch);
                 let dst = (r * grid.cols + bc) as usize;
@@ -83,6 +83,6 @@ fn block_rows_equal_per_post_walk_on_real_planets() {
 
 #[test]
 fn block_rows_equal_per_post_walk_on_demo() {
-    let t = trnbake::swg::json::demo_terrain();
+    let t = trnbake_swg::model::json::demo_terrain();
     assert_eq!(check(&t, Grid { x0: -2048.0, z0: -2048.0, spacing: 8.0, cols: 513, rows: 513 }), 0);
 }

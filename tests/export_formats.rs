@@ -17,7 +17,7 @@ use std::process::{Command, Output, Stdio};
 
 use common::{real_file, stats_min_max, Gdal};
 use serde_json::Value;
-use trnbake::export::{sha256_file, write_geotiff_f32, PostGrid};
+use trnbake_raster::{sha256_file, write_geotiff_f32, Grid};
 
 fn trnbake() -> Command {
     Command::new(env!("CARGO_BIN_EXE_trnbake"))
@@ -218,7 +218,7 @@ fn tatooine_exports_read_back_through_gdal_and_match_sample() {
 
 /// The 5 × 3 golden grid of exports.md §1.10, written through the library and the CLI.
 fn golden_tif(dir: &Path) -> PathBuf {
-    let g = PostGrid { cols: 5, rows: 3, west_x: -4.0, south_z: -2.0, spacing: 2.0 };
+    let g = Grid { cols: 5, rows: 3, x0: -4.0, z0: -2.0, spacing: 2.0 };
     let h: Vec<f32> = (0..15).map(|i| (100 + 10 * (i % 5) + 100 * (i / 5)) as f32).collect();
     let p = dir.join("golden.tif");
     write_geotiff_f32(&p, &g, &h, "golden").unwrap();
@@ -252,9 +252,9 @@ fn ter_golden_vector_via_convert_and_gdal() {
 fn convert_reads_a_ter_written_by_gdal() {
     let Some(_gdal) = Gdal::find() else { return };
     let dir = out_dir("gdal-ter");
-    let g = PostGrid { cols: 65, rows: 33, west_x: -128.0, south_z: -64.0, spacing: 4.0 };
+    let g = Grid { cols: 65, rows: 33, x0: -128.0, z0: -64.0, spacing: 4.0 };
     let h: Vec<f32> = (0..g.len()).map(|i| ((i % 65) as f32 * 0.37).sin() * 80.0 + (i / 65) as f32 * 3.0 - 20.0).collect();
-    let (lo, hi) = trnbake::export::finite_min_max(&h).unwrap();
+    let (lo, hi) = trnbake_raster::finite_min_max(&h).unwrap();
     let tif = dir.join("in.tif");
     write_geotiff_f32(&tif, &g, &h, "gdal ter").unwrap();
     let ter = dir.join("gdal.ter");
@@ -287,7 +287,7 @@ fn convert_reads_a_ter_written_by_gdal() {
 }
 
 /// A 65 × 33 grid (off-centre origin) with known heights, as a Float32 GeoTIFF.
-fn synthetic_tif(dir: &Path, name: &str, g: PostGrid) -> (PathBuf, Vec<f32>) {
+fn synthetic_tif(dir: &Path, name: &str, g: Grid) -> (PathBuf, Vec<f32>) {
     let h: Vec<f32> = (0..g.len())
         .map(|i| {
             let (c, r) = ((i as u32 % g.cols) as f32, (i as u32 / g.cols) as f32);
@@ -306,7 +306,7 @@ fn read_r32(p: &Path) -> Vec<f32> {
 #[test]
 fn convert_round_trips_every_format_in_metres() {
     let dir = out_dir("roundtrip");
-    let g = PostGrid { cols: 65, rows: 33, west_x: 1000.0, south_z: -2000.0, spacing: 4.0 };
+    let g = Grid { cols: 65, rows: 33, x0: 1000.0, z0: -2000.0, spacing: 4.0 };
     let (src, h) = synthetic_tif(&dir, "src.tif", g);
     let north_up: Vec<f32> = h.chunks(g.cols as usize).rev().flatten().copied().collect();
     for (ext, format) in [("tif", None), ("tif", Some("tif16")), ("ter", None), ("png", None), ("raw", None), ("r16", None), ("r32", None)] {
@@ -330,7 +330,7 @@ fn convert_round_trips_every_format_in_metres() {
             // No origin in a .ter: the grid comes back centred on (0, 0).
             assert_eq!((bx, bz), (-128.0, -64.0), "{name}");
         } else {
-            assert_eq!((bx, bz, f(&bg["spacing"])), (g.west_x, g.south_z, g.spacing), "{name}");
+            assert_eq!((bx, bz, f(&bg["spacing"])), (g.x0, g.z0, g.spacing), "{name}");
         }
         let got = read_r32(&back);
         assert_eq!(got.len(), h.len(), "{name}");
@@ -343,7 +343,7 @@ fn convert_round_trips_every_format_in_metres() {
 #[test]
 fn convert_refuses_damaged_inputs_with_an_error() {
     let dir = out_dir("damaged");
-    let g = PostGrid { cols: 65, rows: 33, west_x: 0.0, south_z: 0.0, spacing: 4.0 };
+    let g = Grid { cols: 65, rows: 33, x0: 0.0, z0: 0.0, spacing: 4.0 };
     let (src, _) = synthetic_tif(&dir, "src.tif", g);
     for ext in ["ter", "png"] {
         run_ok(trnbake().arg("convert").arg(&src).arg(dir.join(format!("good.{ext}"))).arg("-q"));
@@ -394,7 +394,7 @@ fn convert_refuses_damaged_inputs_with_an_error() {
 #[test]
 fn presets_use_engine_sizes_row_orders_and_settings() {
     let dir = out_dir("presets");
-    let g = PostGrid { cols: 1025, rows: 1025, west_x: -8192.0, south_z: -8192.0, spacing: 16.0 };
+    let g = Grid { cols: 1025, rows: 1025, x0: -8192.0, z0: -8192.0, spacing: 16.0 };
     let (src, h) = synthetic_tif(&dir, "planet.tif", g);
     let n = 1025usize;
     let (sw, se, nw, ne) = (h[0], h[n - 1], h[n * (n - 1)], h[n * n - 1]);
@@ -452,7 +452,7 @@ fn presets_use_engine_sizes_row_orders_and_settings() {
     let o = trnbake().arg("convert").arg(&src).arg(dir.join("bad.png")).args(["--preset", "unreal", "--size", "1025"]).output().unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("1021"), "{}", String::from_utf8_lossy(&o.stderr));
-    let (rect, _) = synthetic_tif(&dir, "rect.tif", PostGrid { cols: 65, rows: 33, west_x: 0.0, south_z: 0.0, spacing: 1.0 });
+    let (rect, _) = synthetic_tif(&dir, "rect.tif", Grid { cols: 65, rows: 33, x0: 0.0, z0: 0.0, spacing: 1.0 });
     let o = trnbake().arg("convert").arg(&rect).arg(dir.join("rect.raw")).args(["--preset", "unity"]).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains("square"));
     std::fs::remove_dir_all(&dir).unwrap();

@@ -9,21 +9,21 @@ use std::time::Instant;
 
 use common::{stats_min_max, Gdal};
 
-use trnbake::export::geotiff::{write_geotiff_f32_with, BigTiff, GeoTiffOptions};
-use trnbake::export::{
+use trnbake_raster::writers::geotiff::{write_geotiff_f32_with, BigTiff, GeoTiffOptions};
+use trnbake_raster::{
     finite_min_max, sha256_file, u16_scale_offset, write_geotiff_f32, write_geotiff_u16,
-    write_png16, PostGrid, WrittenFile,
+    write_png16, Grid, WrittenFile,
 };
 
 const CITATION: &str = "SWG testplanet local metres";
 
 /// 257×129 posts, 4 m apart, x from −512 to 512, z from −256 to 256.
-fn grid() -> PostGrid {
-    PostGrid {
+fn grid() -> Grid {
+    Grid {
         cols: 257,
         rows: 129,
-        west_x: -512.0,
-        south_z: -256.0,
+        x0: -512.0,
+        z0: -256.0,
         spacing: 4.0,
     }
 }
@@ -34,13 +34,13 @@ fn height_at(x: f64, z: f64) -> f32 {
         + 25.0 * ((x + z) / 23.0).sin()) as f32
 }
 
-fn heights(g: &PostGrid) -> Vec<f32> {
+fn heights(g: &Grid) -> Vec<f32> {
     let mut v = Vec::with_capacity(g.len());
     for r in 0..g.rows {
         for c in 0..g.cols {
             v.push(height_at(
-                g.west_x + f64::from(c) * g.spacing,
-                g.south_z + f64::from(r) * g.spacing,
+                g.x0 + f64::from(c) * g.spacing,
+                g.z0 + f64::from(r) * g.spacing,
             ));
         }
     }
@@ -57,7 +57,7 @@ fn out_dir(name: &str) -> PathBuf {
 }
 
 /// The heights flipped to north-up (file order).
-fn north_up(g: &PostGrid, h: &[f32]) -> Vec<f32> {
+fn north_up(g: &Grid, h: &[f32]) -> Vec<f32> {
     let cols = g.cols as usize;
     h.chunks(cols).rev().flatten().copied().collect()
 }
@@ -77,7 +77,7 @@ fn open_tiff(path: &Path) -> tiff::decoder::Decoder<std::io::BufReader<std::fs::
 }
 
 /// Tags common to both GeoTIFF flavours.
-fn check_geotiff_tags(path: &Path, g: &PostGrid, predictor: u32) {
+fn check_geotiff_tags(path: &Path, g: &Grid, predictor: u32) {
     use tiff::tags::Tag;
     let mut d = open_tiff(path);
     assert_eq!(d.dimensions().unwrap(), (g.cols, g.rows));
@@ -89,7 +89,7 @@ fn check_geotiff_tags(path: &Path, g: &PostGrid, predictor: u32) {
     );
     assert_eq!(
         d.get_tag_f64_vec(Tag::ModelTiepointTag).unwrap(),
-        vec![0.0, 0.0, 0.0, g.west_x, g.north_z(), 0.0]
+        vec![0.0, 0.0, 0.0, g.x0, g.north_z(), 0.0]
     );
     let keys = d.get_tag_u16_vec(Tag::GeoKeyDirectoryTag).unwrap();
     let cit = format!("{CITATION}|");
@@ -200,11 +200,11 @@ fn u16_geotiff_decodes_within_half_step() {
 #[test]
 fn nan_becomes_nodata() {
     let dir = out_dir("nan");
-    let g = PostGrid {
+    let g = Grid {
         cols: 5,
         rows: 3,
-        west_x: 0.0,
-        south_z: 0.0,
+        x0: 0.0,
+        z0: 0.0,
         spacing: 1.0,
     };
     let mut h: Vec<f32> = (0..15).map(|i| i as f32).collect();
@@ -300,7 +300,7 @@ fn png16_decodes_within_half_step() {
         f64::from(hi)
     );
     assert_eq!(text("trnbake:spacing").parse::<f64>().unwrap(), g.spacing);
-    assert_eq!(text("trnbake:west_x").parse::<f64>().unwrap(), g.west_x);
+    assert_eq!(text("trnbake:west_x").parse::<f64>().unwrap(), g.x0);
     assert_eq!(text("trnbake:north_z").parse::<f64>().unwrap(), g.north_z());
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
     reader.next_frame(&mut buf).unwrap();
@@ -370,7 +370,7 @@ fn failed_writes_leave_nothing() {
 
 /// World points at posts (and a little off them, still nearest the same post) with the
 /// expected post (col, row-from-south).
-fn probe_points(g: &PostGrid) -> Vec<((f64, f64), (u32, u32))> {
+fn probe_points(g: &Grid) -> Vec<((f64, f64), (u32, u32))> {
     let s = g.spacing;
     let posts = [
         (0, 0),
@@ -383,8 +383,8 @@ fn probe_points(g: &PostGrid) -> Vec<((f64, f64), (u32, u32))> {
     ];
     let mut v = Vec::new();
     for &(c, r) in &posts {
-        let x = g.west_x + f64::from(c) * s;
-        let z = g.south_z + f64::from(r) * s;
+        let x = g.x0 + f64::from(c) * s;
+        let z = g.z0 + f64::from(r) * s;
         v.push(((x, z), (c, r)));
         // Within the post's cell (PixelIsPoint: the cell is centred on the post).
         let dx = if c + 1 < g.cols { 0.3 * s } else { -0.3 * s };
@@ -402,7 +402,7 @@ fn assert_close15(got: f64, want: f64, what: &str) {
     );
 }
 
-fn check_georef(info: &serde_json::Value, g: &PostGrid) {
+fn check_georef(info: &serde_json::Value, g: &Grid) {
     let s = g.spacing;
     assert_eq!(info["size"], serde_json::json!([g.cols, g.rows]));
     let gt: Vec<f64> = info["geoTransform"]
@@ -413,7 +413,7 @@ fn check_georef(info: &serde_json::Value, g: &PostGrid) {
         .collect();
     assert_eq!(
         gt,
-        vec![g.west_x - s / 2.0, s, 0.0, g.north_z() + s / 2.0, 0.0, -s]
+        vec![g.x0 - s / 2.0, s, 0.0, g.north_z() + s / 2.0, 0.0, -s]
     );
     assert_eq!(info["metadata"][""]["AREA_OR_POINT"], "Point");
     let wkt = info["coordinateSystem"]["wkt"].as_str().unwrap_or_default();
@@ -496,17 +496,17 @@ fn gdal_reads_u16_geotiff() {
 #[test]
 fn report_1025_sizes_and_throughput() {
     let dir = out_dir("report");
-    let g = PostGrid {
+    let g = Grid {
         cols: 1025,
         rows: 1025,
-        west_x: -8192.0,
-        south_z: -8192.0,
+        x0: -8192.0,
+        z0: -8192.0,
         spacing: 16.0,
     };
     let h: Vec<f32> = (0..g.len())
         .map(|i| {
             let (c, r) = ((i % 1025) as f64, (i / 1025) as f64);
-            let (x, z) = (g.west_x + c * g.spacing, g.south_z + r * g.spacing);
+            let (x, z) = (g.x0 + c * g.spacing, g.z0 + r * g.spacing);
             (400.0 * (x / 2900.0).sin() * (z / 2300.0).cos()
                 + 120.0 * ((x - z) / 1100.0).sin()
                 + 0.01 * x) as f32

@@ -2,10 +2,10 @@
 //! PFPM flora heights on every 0015 planet, WMAP water on yavin4.
 
 mod common;
-use trnbake::eval::HeightEvaluator;
-use trnbake::fidelity::{check_pfpm, check_wmap};
-use trnbake::plan::HeightOptions;
-use trnbake::swg::Terrain;
+use trnbake_swg::eval::HeightEvaluator;
+use trnbake_swg::fidelity::{check_pfpm, check_wmap};
+use trnbake_swg::plan::HeightOptions;
+use trnbake_swg::model::Terrain;
 
 fn load(name: &str) -> Option<(Terrain, HeightEvaluator)> {
     let path = common::real_file(&format!("terrain/{name}.trn"))?;

@@ -1,20 +1,20 @@
 //! `trnbake fidelity --explain` (swg-trn §5.9): a missed PIMP cell must be traceable to the
 //! rule that removed, blocked or outranked SOE's family, from the CSV alone.
 
-use trnbake::eval::HeightEvaluator;
-use trnbake::fidelity::{explain_csv, explain_pimp, PimpSampling};
-use trnbake::plan::HeightOptions;
-use trnbake::surface::normals::NormalMethod;
-use trnbake::surface::{SurfaceEvaluator, SurfaceOptions};
-use trnbake::swg::header::{Bytes, PackedIntMap, PackedMapControl};
+use trnbake_swg::eval::HeightEvaluator;
+use trnbake_swg::fidelity::{explain_csv, explain_pimp, PimpSampling};
+use trnbake_swg::plan::HeightOptions;
+use trnbake_swg::surface::normals::NormalMethod;
+use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
+use trnbake_swg::model::header::{Bytes, PackedIntMap, PackedMapControl};
 
 mod common;
 
 /// A real planet, the options of its surface checks and its height evaluator, or `None` with
 /// a printed skip (a failure in CI).
-fn planet(name: &str) -> Option<(trnbake::swg::Terrain, HeightOptions, HeightEvaluator)> {
+fn planet(name: &str) -> Option<(trnbake_swg::model::Terrain, HeightOptions, HeightEvaluator)> {
     let p = common::real_file(&format!("terrain/{name}.trn"))?;
-    let t = trnbake::swg::Terrain::load(&p).unwrap();
+    let t = trnbake_swg::model::Terrain::load(&p).unwrap();
     let opts = HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() };
     let he = HeightEvaluator::new(&t, &opts).unwrap();
     Some((t, opts, he))
@@ -40,7 +40,7 @@ fn layer(name: &str, children: Vec<serde_json::Value>) -> serde_json::Value {
 /// `meadow` (north-east: family 7 predicted instead).
 #[test]
 fn explain_names_the_rule_that_removed_blocked_or_outranked_the_family() {
-    let demo: serde_json::Value = serde_json::from_str(trnbake::swg::json::DEMO_TERRAIN_JSON).unwrap();
+    let demo: serde_json::Value = serde_json::from_str(trnbake_swg::model::json::DEMO_TERRAIN_JSON).unwrap();
     let mut header = demo["header"].clone();
     header["map_width"] = 256.0.into();
     let flora_family = |id: i32, name: &str| serde_json::json!({"id": id, "name": name, "color": [0, 0, 0], "density": 1.0, "floats": false, "children": []});
@@ -62,13 +62,13 @@ fn explain_names_the_rule_that_removed_blocked_or_outranked_the_family() {
         ],
     });
     let json = serde_json::json!({"version": demo["version"].clone(), "header": header, "generator": generator});
-    let mut t = trnbake::swg::json::terrain_from_json(&json.to_string(), "explain test").unwrap();
+    let mut t = trnbake_swg::model::json::terrain_from_json(&json.to_string(), "explain test").unwrap();
     // swg-trn §2.4: 0 bits per element → every cell holds the minimum value, family 5.
     t.flora_map = Some(PackedIntMap { control: PackedMapControl { width: 16, height: 16, bits_per_element: 0, minimum_value: 5 }, data: Bytes(vec![0]) });
     let opts = HeightOptions::default();
     let he = HeightEvaluator::new(&t, &opts).unwrap();
     let se = SurfaceEvaluator::new(&t, &opts, SurfaceOptions::default()).unwrap();
-    let ex = explain_pimp(&t, &he, &se, NormalMethod::Faces, PimpSampling { per_side: 4, reach: 0.0 }, trnbake::fidelity::PimpCells::Random { n: 200, seed: 3 }).unwrap();
+    let ex = explain_pimp(&t, &he, &se, NormalMethod::Faces, PimpSampling { per_side: 4, reach: 0.0 }, trnbake_swg::fidelity::PimpCells::Random { n: 200, seed: 3 }).unwrap();
     assert_eq!(ex.report.agree, 0, "every cell misses");
     assert_eq!(ex.misses.len(), ex.report.flora_cells);
     let csv = explain_csv(&ex);
@@ -113,8 +113,8 @@ fn explain_names_the_rule_that_removed_blocked_or_outranked_the_family() {
 /// calibrated: every probability bin of ≥ 100 cells within 0.1 of the observed share.
 #[test]
 fn pimp_agreement_is_pinned_per_planet() {
-    use trnbake::fidelity::{pimp_predictions, pimp_report, PimpCells};
-    use trnbake::surface::{FloraAmount, SlopeHeight, SurfaceWalk};
+    use trnbake_swg::fidelity::{pimp_predictions, pimp_report, PimpCells};
+    use trnbake_swg::surface::{FloraAmount, SlopeHeight, SurfaceWalk};
     let planets = [
         ("tatooine", 0.9805, 0.9805),
         ("yavin4", 0.9797, 0.9818),
@@ -158,8 +158,8 @@ fn pimp_agreement_is_pinned_per_planet() {
 ///   placement RNG does not give it), so no rule reading the chances gets more than half.
 #[test]
 fn kashyyyk_every_cell_and_the_naboo_random_draw_ceiling() {
-    use trnbake::fidelity::{pimp_predictions, pimp_report, PimpCells};
-    use trnbake::surface::SlopeFlat;
+    use trnbake_swg::fidelity::{pimp_predictions, pimp_report, PimpCells};
+    use trnbake_swg::surface::SlopeFlat;
     if let Some((t, opts, he)) = planet("kashyyyk_main") {
         let sampling = PimpSampling::header_box(&t, 4);
         let mut reports = Vec::new();
@@ -205,8 +205,8 @@ fn kashyyyk_every_cell_and_the_naboo_random_draw_ceiling() {
 /// kashyyyk_main 95.54 (previous default 98.05 / 98.18 / 93.62 / 95.84 / 100 / 94.73).
 #[test]
 fn default_reading_is_pinned_calibrated_and_beats_the_previous_default() {
-    use trnbake::fidelity::{pimp_predictions, pimp_report, PimpCells};
-    use trnbake::surface::{FloraAmount, SlopeHeight};
+    use trnbake_swg::fidelity::{pimp_predictions, pimp_report, PimpCells};
+    use trnbake_swg::surface::{FloraAmount, SlopeHeight};
     let planets = [("tatooine", 0.9817), ("yavin4", 0.9874), ("naboo", 0.9371), ("dathomir", 0.9974), ("mustafar", 1.0), ("kashyyyk_main", 0.9554)];
     for (name, measured) in planets {
         let Some((t, opts, he)) = planet(name) else { continue };

@@ -7,12 +7,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
-use trnbake::eval::{Grid, HeightEvaluator};
-use trnbake::golden::compare::height_raster;
-use trnbake::golden::coverage::{features, tag_version_name};
-use trnbake::golden::{image::read_png, load_terrain, Manifest};
-use trnbake::plan::HeightOptions;
-use trnbake::swg::rules::TYPED_RULES;
+use trnbake_swg::eval::{Grid, HeightEvaluator};
+use trnbake_bake::golden::compare::height_raster;
+use trnbake_bake::golden::coverage::{features, tag_version_name};
+use trnbake_bake::golden::{image::read_png, load_terrain, Manifest};
+use trnbake_swg::plan::HeightOptions;
+use trnbake_swg::model::rules::TYPED_RULES;
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("golden")
@@ -117,7 +117,7 @@ fn corpus_covers_every_rule_kind_and_version() {
     assert!(without_gain.contains("FBIT gain"), "no fixture with bitmap_gain off has a bitmap gain");
     // The built-in demo terrain of `bake` is one of the fixtures.
     let demo = m.fixtures.iter().find(|f| f.name == "demo").expect("a demo fixture");
-    assert_eq!(std::fs::read_to_string(dir.join(&demo.terrain)).unwrap(), trnbake::swg::json::DEMO_TERRAIN_JSON);
+    assert_eq!(std::fs::read_to_string(dir.join(&demo.terrain)).unwrap(), trnbake_swg::model::json::DEMO_TERRAIN_JSON);
 }
 
 /// Run the whole corpus on one backend, in under a minute.
@@ -146,7 +146,7 @@ fn golden_check_passes_on_the_cpu_backend() {
 #[test]
 fn golden_check_passes_on_the_gpu_backend() {
     // As in gpu_parity: skip outside CI without an adapter, fail in CI.
-    if let Err(e) = trnbake::gpu::GpuContext::new(false, None) {
+    if let Err(e) = trnbake_gpu::GpuContext::new(false, None) {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!("CI needs a GPU adapter (lavapipe): {e}");
         }
@@ -226,7 +226,7 @@ fn changed_affector_fails_with_a_diff_of_exactly_the_affected_area() {
     }
     assert_eq!(core_marked, core, "every post of the crater's core is marked");
     let sbs = read_png(&report.join("demo.height.side-by-side.png")).unwrap().raster;
-    assert_eq!((sbs.width, sbs.height), (3 * 257 + 2 * trnbake::golden::image::PANEL_GAP, 257));
+    assert_eq!((sbs.width, sbs.height), (3 * 257 + 2 * trnbake_bake::golden::image::PANEL_GAP, 257));
     eprintln!(
         "mutation (crater depth 60 → 75 m): {} of {} posts marked, crater core {core}/{core} marked, none outside the circle",
         coloured.len(),

@@ -3,11 +3,11 @@
 //! small tiles give identical posts.
 
 mod common;
-use trnbake::grid::tiles;
-use trnbake::eval::{Grid, HeightEvaluator};
-use trnbake::gpu::{GpuContext, GpuHeightPass};
-use trnbake::plan::HeightOptions;
-use trnbake::swg::Terrain;
+use trnbake_swg::grid::tiles;
+use trnbake_swg::eval::{Grid, HeightEvaluator};
+use trnbake_gpu::{GpuContext, GpuHeightPass};
+use trnbake_swg::plan::HeightOptions;
+use trnbake_swg::model::Terrain;
 
 use common::gpu;
 
@@ -71,7 +71,7 @@ fn parity_with(name: &str, t: &Terrain, ctx: &GpuContext, grid: Grid, roads: boo
 #[test]
 fn gpu_matches_cpu_on_demo_and_seams_are_exact() {
     let Some(ctx) = gpu() else { return };
-    let t = trnbake::swg::json::demo_terrain();
+    let t = trnbake_swg::model::json::demo_terrain();
     let grid = Grid { x0: -2048.0, z0: -2048.0, spacing: 8.0, cols: 513, rows: 513 };
     parity("demo", &t, &ctx, grid);
     // Seam test: one tile vs many small odd-sized tiles.
@@ -106,7 +106,7 @@ fn complex_region(e: &HeightEvaluator, half: f32) -> (Grid, usize, bool) {
             let tile = e.plan.tile_layers([cx - 1024.0, cz - 1024.0, cx + 1022.0, cz + 1022.0]);
             let bitmap = tile.layers.iter().any(|entry| {
                 let l = &e.plan.layers[entry.layer as usize];
-                e.plan.filters[l.filter_start as usize..(l.filter_start + l.filter_count) as usize].iter().any(|f| f.kind == trnbake::plan::FILTER_BITMAP)
+                e.plan.filters[l.filter_start as usize..(l.filter_start + l.filter_count) as usize].iter().any(|f| f.kind == trnbake_swg::plan::FILTER_BITMAP)
             });
             let score = (bitmap, tile.boundaries.len(), cx, cz);
             if best.is_none_or(|b| (score.0, score.1) > (b.0, b.1)) {

@@ -8,13 +8,14 @@
 
 mod common;
 use common::gpu;
-use trnbake::eval::{Grid, HeightEvaluator};
-use trnbake::gpu::GpuContext;
-use trnbake::plan::HeightOptions;
-use trnbake::surface::maps::{evaluate, splat_bytes, SurfaceGrid};
-use trnbake::surface::normals::NormalMethod;
-use trnbake::surface::{DirectionFilter, FeatherClamp, FloraAmount, Ground, SlopeHeight, SurfaceEvaluator, SurfaceOptions, SurfaceWalk};
-use trnbake::swg::Terrain;
+use trnbake_swg::eval::{Grid, HeightEvaluator};
+use trnbake_gpu::GpuContext;
+use trnbake_swg::plan::HeightOptions;
+use trnbake_bake::surface_maps::splat_bytes;
+use trnbake_swg::surface::grid::{evaluate, SurfaceGrid};
+use trnbake_swg::surface::normals::NormalMethod;
+use trnbake_swg::surface::{DirectionFilter, FeatherClamp, FloraAmount, Ground, SlopeHeight, SurfaceEvaluator, SurfaceOptions, SurfaceWalk};
+use trnbake_swg::model::Terrain;
 
 /// Posts that agree bit for bit, posts within the map's tolerance, and posts where the CPU's
 /// map holds something (so a map that is empty everywhere cannot pass unnoticed).
@@ -102,7 +103,7 @@ fn parity(name: &str, ctx: &GpuContext, he: &HeightEvaluator, se: &SurfaceEvalua
     let t0 = std::time::Instant::now();
     let cpu = evaluate(&grid, &heights, he, se, method);
     let t1 = std::time::Instant::now();
-    let gpu = trnbake::gpu::surface::evaluate(ctx, &grid, &heights, he, se, method).unwrap();
+    let gpu = trnbake_gpu::surface_pass::evaluate(ctx, &grid, &heights, he, se, method).unwrap();
     eprintln!("{name}: CPU {:.2} s, GPU {:.2} s", (t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64());
     compare(name, &cpu, &gpu);
 }
@@ -110,7 +111,7 @@ fn parity(name: &str, ctx: &GpuContext, he: &HeightEvaluator, se: &SurfaceEvalua
 #[test]
 fn demo_terrain_under_every_surface_option() {
     let Some(ctx) = gpu() else { return };
-    let t = trnbake::swg::json::demo_terrain();
+    let t = trnbake_swg::model::json::demo_terrain();
     // Not on a 128-post block boundary, so blocks and tiles are ragged.
     let grid = Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 };
     for feather_clamp in [FeatherClamp::Threshold, FeatherClamp::Ignore, FeatherClamp::Weight] {
@@ -126,10 +127,10 @@ fn demo_terrain_under_every_surface_option() {
 #[test]
 fn aspect_direction_filter_stays_on_the_cpu() {
     let Some(ctx) = gpu() else { return };
-    let t = trnbake::swg::json::demo_terrain();
+    let t = trnbake_swg::model::json::demo_terrain();
     let (_, se) = evaluators(&t, SurfaceOptions { direction: DirectionFilter::Aspect, ..Default::default() });
-    let e = trnbake::gpu::surface::GpuSurfacePass::new(&ctx, &se, NormalMethod::Faces).err().expect("the aspect reading is refused");
-    assert!(matches!(e, trnbake::gpu::GpuError::Unsupported(_)), "{e}");
+    let e = trnbake_gpu::surface_pass::GpuSurfacePass::new(&ctx, &se, NormalMethod::Faces).err().expect("the aspect reading is refused");
+    assert!(matches!(e, trnbake_gpu::GpuError::Unsupported(_)), "{e}");
 }
 
 /// The tree walk (`--surface-walk tree`, the default, swg-trn §5.9): one walk of every
@@ -143,11 +144,11 @@ fn aspect_direction_filter_stays_on_the_cpu() {
 fn tree_walk_matches_cpu() {
     let Some(ctx) = gpu() else { return };
     let tree = SurfaceOptions { walk: SurfaceWalk::Tree, ..Default::default() };
-    let t = trnbake::swg::json::demo_terrain();
+    let t = trnbake_swg::model::json::demo_terrain();
     let (he, se) = evaluators(&t, tree);
     parity("demo tree walk", &ctx, &he, &se, Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 }, NormalMethod::Faces);
     let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
-    let t = trnbake::golden::load_terrain(&golden.join("roads_water.json")).unwrap();
+    let t = trnbake_bake::golden::load_terrain(&golden.join("roads_water.json")).unwrap();
     let h = HeightOptions { roads: true, ..Default::default() };
     let (he, se) = (HeightEvaluator::new(&t, &h).unwrap(), SurfaceEvaluator::new(&t, &h, tree).unwrap());
     let half = f64::from(t.header.map_width) / 2.0;
@@ -166,20 +167,20 @@ fn tree_walk_matches_cpu() {
     // The tree walk with FSLP on the final normals and the full flora density (the readings
     // before `--slope-height tree` and `--flora-amount scale`) stays on the GPU too.
     let previous = SurfaceOptions { walk: SurfaceWalk::Tree, slope_height: SlopeHeight::Final, flora_amount: FloraAmount::Any, ..Default::default() };
-    let (he, se) = evaluators(&trnbake::swg::json::demo_terrain(), previous);
+    let (he, se) = evaluators(&trnbake_swg::model::json::demo_terrain(), previous);
     parity("demo tree walk, final slopes, full density", &ctx, &he, &se, Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 }, NormalMethod::Faces);
     // The separate passes (`--surface-walk separate`) stay on the GPU too.
     let separate = SurfaceOptions { walk: SurfaceWalk::Separate, ..Default::default() };
-    let (he, se) = evaluators(&trnbake::swg::json::demo_terrain(), separate);
+    let (he, se) = evaluators(&trnbake_swg::model::json::demo_terrain(), separate);
     parity("demo separate passes", &ctx, &he, &se, Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 }, NormalMethod::Faces);
-    let t = trnbake::golden::load_terrain(&golden.join("roads_water.json")).unwrap();
+    let t = trnbake_bake::golden::load_terrain(&golden.join("roads_water.json")).unwrap();
     let (he, se) = (HeightEvaluator::new(&t, &h).unwrap(), SurfaceEvaluator::new(&t, &h, separate).unwrap());
     parity("roads_water separate passes", &ctx, &he, &se, Grid { x0: -half, z0: -half, spacing: 4.0, cols: n, rows: n }, NormalMethod::Faces);
     let cpu_only = [SurfaceWalk::TreeHeight, SurfaceWalk::TreeShader].map(|walk| SurfaceOptions { walk, ..Default::default() });
     for opts in cpu_only {
-        let (_, se) = evaluators(&trnbake::swg::json::demo_terrain(), opts);
-        let e = trnbake::gpu::surface::GpuSurfacePass::new(&ctx, &se, NormalMethod::Faces).err().expect("CPU-only readings are refused");
-        assert!(matches!(e, trnbake::gpu::GpuError::Unsupported(_)), "{e}");
+        let (_, se) = evaluators(&trnbake_swg::model::json::demo_terrain(), opts);
+        let e = trnbake_gpu::surface_pass::GpuSurfacePass::new(&ctx, &se, NormalMethod::Faces).err().expect("CPU-only readings are refused");
+        assert!(matches!(e, trnbake_gpu::GpuError::Unsupported(_)), "{e}");
     }
 }
 
@@ -255,11 +256,11 @@ fn gpu_surface_matches_cpu_on_road_and_surface_fixtures() {
     let Some(ctx) = gpu() else { return };
     let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
     for name in ["roads_water", "surfaces"] {
-        let t = trnbake::golden::load_terrain(&golden.join(format!("{name}.json"))).unwrap();
+        let t = trnbake_bake::golden::load_terrain(&golden.join(format!("{name}.json"))).unwrap();
         let h = HeightOptions { roads: true, ..Default::default() };
         let he = HeightEvaluator::new(&t, &h).unwrap();
         let se = SurfaceEvaluator::new(&t, &h, SurfaceOptions::default()).unwrap();
-        let road_shaders = se.later_plan.affectors.iter().filter(|a| a.kind == trnbake::plan::AFFECTOR_ROAD_SHADER).count();
+        let road_shaders = se.later_plan.affectors.iter().filter(|a| a.kind == trnbake_swg::plan::AFFECTOR_ROAD_SHADER).count();
         if name == "roads_water" {
             assert!(road_shaders > 0, "{name} must exercise the road / river / ribbon shader parts");
         }
@@ -275,11 +276,11 @@ fn gpu_surface_matches_cpu_on_road_and_surface_fixtures() {
 /// returns (posts with water, posts with a local table's water, i.e. other than the global
 /// table's height).
 fn water_parity(name: &str, ctx: &GpuContext, t: &Terrain, grid: Grid) -> (usize, usize) {
-    let tables = trnbake::water::WaterTables::new(t);
+    let tables = trnbake_swg::water::WaterTables::new(t);
     let t0 = std::time::Instant::now();
-    let cpu = trnbake::surface::maps::water_levels(&grid, &tables);
+    let cpu = trnbake_swg::surface::grid::water_levels(&grid, &tables);
     let t1 = std::time::Instant::now();
-    let gpu = trnbake::gpu::water::evaluate(ctx, &grid, &tables).unwrap();
+    let gpu = trnbake_gpu::water_pass::evaluate(ctx, &grid, &tables).unwrap();
     let secs = (t1 - t0).as_secs_f64();
     assert_eq!(gpu.len(), cpu.len());
     let same = cpu.iter().zip(&gpu).filter(|(c, g)| c.map(f32::to_bits) == g.map(f32::to_bits)).count();
@@ -310,8 +311,8 @@ fn water_parity(name: &str, ctx: &GpuContext, t: &Terrain, grid: Grid) -> (usize
 fn gpu_water_levels_match_cpu() {
     let Some(ctx) = gpu() else { return };
     let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
-    let t = trnbake::golden::load_terrain(&golden.join("roads_water.json")).unwrap();
-    let tables = trnbake::water::WaterTables::new(&t);
+    let t = trnbake_bake::golden::load_terrain(&golden.join("roads_water.json")).unwrap();
+    let tables = trnbake_swg::water::WaterTables::new(&t);
     assert!(!tables.local.is_empty() && !tables.lines.is_empty(), "roads_water has local water and water lines");
     let half = f64::from(t.header.map_width) / 2.0;
     let n = (2.0 * half / 2.0) as u32 + 1;
@@ -319,7 +320,7 @@ fn gpu_water_levels_match_cpu() {
     assert!(local > 1000, "roads_water: only {local} posts of local water");
     assert!(wet >= local);
 
-    let t = trnbake::swg::json::demo_terrain();
+    let t = trnbake_swg::model::json::demo_terrain();
     // Several 256² tiles, ragged on both axes.
     let (wet, _) = water_parity("demo", &ctx, &t, Grid { x0: -4090.0, z0: -3010.0, spacing: 6.0, cols: 1301, rows: 1037 });
     assert!(wet > 0, "the demo terrain has water");
@@ -342,7 +343,7 @@ fn deep_flora_stacks_fall_back_per_post() {
     let Some(ctx) = gpu() else { return };
     let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
     let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(golden.join("surfaces.json")).unwrap()).unwrap();
-    let depth = trnbake::gpu::surface::FLORA_STACK_DEPTH + 16;
+    let depth = trnbake_gpu::surface_pass::FLORA_STACK_DEPTH + 16;
     let layers = doc["generator"]["layers"].as_array_mut().unwrap();
     for k in 0..depth {
         layers.push(serde_json::json!({
@@ -356,11 +357,11 @@ fn deep_flora_stacks_fall_back_per_post() {
             ]
         }));
     }
-    let t = trnbake::swg::json::terrain_from_json(&doc.to_string(), "deep flora stacks").unwrap();
+    let t = trnbake_swg::model::json::terrain_from_json(&doc.to_string(), "deep flora stacks").unwrap();
     let (he, se) = evaluators(&t, SurfaceOptions::default());
     let ground = Ground { height: he.height_at(100.0, -60.0), normal: [0.0, 1.0, 0.0] };
     let centre = se.at(100.0, -60.0, ground);
-    assert!(centre.flora[0].0.len() > trnbake::gpu::surface::FLORA_STACK_DEPTH, "the centre stacks {} adds", centre.flora[0].0.len());
+    assert!(centre.flora[0].0.len() > trnbake_gpu::surface_pass::FLORA_STACK_DEPTH, "the centre stacks {} adds", centre.flora[0].0.len());
     let grid = Grid { x0: -256.0, z0: -320.0, spacing: 4.0, cols: 181, rows: 131 };
     parity("deep flora stacks", &ctx, &he, &se, grid, NormalMethod::Faces);
 }

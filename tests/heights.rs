@@ -1,9 +1,9 @@
 //! Height-pass vectors of swg-trn §9.3 and §5.6 (issue: CPU height reference).
 
 mod common;
-use trnbake::eval::HeightEvaluator;
-use trnbake::plan::HeightOptions;
-use trnbake::swg::Terrain;
+use trnbake_swg::eval::HeightEvaluator;
+use trnbake_swg::plan::HeightOptions;
+use trnbake_swg::model::Terrain;
 
 fn evaluator(rel: &str, opts: HeightOptions) -> Option<HeightEvaluator> {
     let path = common::real_file(rel)?;

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::mem::{offset_of, size_of};
 
 use naga::{AddressSpace, ArraySize, Expression, Literal, Module, ScalarKind, StorageAccess, TypeInner};
-use trnbake::gpu::records::{binding, GpuParams, HEIGHT_PASS_ENTRY, HEIGHT_PASS_WGSL, HEIGHT_PASS_WORKGROUP, SURFACE_PASS_WGSL};
-use trnbake::gpu::surface::{GpuPostRecord, GpuSurfaceParams};
-use trnbake::gpu::water::{GpuLocalWater, GpuWaterLine, GpuWaterParams, GpuWaterPost};
-use trnbake::plan::*;
+use trnbake_gpu::records::{binding, GpuParams, HEIGHT_PASS_ENTRY, HEIGHT_PASS_WGSL, HEIGHT_PASS_WORKGROUP, SURFACE_PASS_WGSL};
+use trnbake_gpu::surface_pass::{GpuPostRecord, GpuSurfaceParams};
+use trnbake_gpu::water_pass::{GpuLocalWater, GpuWaterLine, GpuWaterParams, GpuWaterPost};
+use trnbake_swg::plan::*;
 
 fn module() -> Module {
     naga::front::wgsl::parse_str(HEIGHT_PASS_WGSL)
@@ -250,10 +250,10 @@ fn post_record_layout() {
 /// in the height pass, then blocks, ramps, heights, normals, surface.
 #[test]
 fn surface_constants_bindings_and_entry_points() {
-    use trnbake::gpu::surface::{binding as sb, FLORA_STACK_DEPTH, STORAGE_BUFFERS};
+    use trnbake_gpu::surface_pass::{binding as sb, FLORA_STACK_DEPTH, STORAGE_BUFFERS};
     let m = surface_module();
     let consts = wgsl_constants(&m);
-    assert_eq!(consts.get("SPLAT_LAYERS"), Some(&Literal::U32(trnbake::surface::SPLAT_LAYERS as u32)));
+    assert_eq!(consts.get("SPLAT_LAYERS"), Some(&Literal::U32(trnbake_swg::surface::SPLAT_LAYERS as u32)));
     assert_eq!(consts.get("FLORA_STACK_DEPTH"), Some(&Literal::U32(FLORA_STACK_DEPTH as u32)));
     assert_eq!(consts.get("FLORA_ADD"), Some(&Literal::I32(FLORA_ADD)));
     assert_eq!(consts.get("FLORA_REMOVE_ALL"), Some(&Literal::I32(FLORA_REMOVE_ALL)));
@@ -300,8 +300,8 @@ fn water_records_layout() {
 /// passes' params, boundaries and points, then its own five, past the surface passes' last.
 #[test]
 fn water_bindings_and_entry_point() {
-    use trnbake::gpu::surface::binding as sb;
-    use trnbake::gpu::water::{binding as wb, WATER_PASS_ENTRY};
+    use trnbake_gpu::surface_pass::binding as sb;
+    use trnbake_gpu::water_pass::{binding as wb, WATER_PASS_ENTRY};
     let m = surface_module();
     let mut found = BTreeMap::new();
     for (_, g) in m.global_variables.iter() {
@@ -372,12 +372,12 @@ fn constants_match_rust() {
         ("AFFECTOR_HEIGHT_FRACTAL", AFFECTOR_HEIGHT_FRACTAL),
         ("AFFECTOR_HEIGHT_TERRACE", AFFECTOR_HEIGHT_TERRACE),
         ("AFFECTOR_ROAD", AFFECTOR_ROAD),
-        ("PERLIN_TABLE_LEN", trnbake::noise::PERLIN_TABLE_LEN as u32),
-        ("HEIGHT_CULL_BLOCK", trnbake::gpu::records::HEIGHT_CULL_BLOCK),
+        ("PERLIN_TABLE_LEN", trnbake_swg::noise::PERLIN_TABLE_LEN as u32),
+        ("HEIGHT_CULL_BLOCK", trnbake_gpu::records::HEIGHT_CULL_BLOCK),
     ];
     // A culling block is whole workgroups, so the block index is uniform in a workgroup.
     for side in HEIGHT_PASS_WORKGROUP {
-        assert_eq!(trnbake::gpu::records::HEIGHT_CULL_BLOCK % side, 0);
+        assert_eq!(trnbake_gpu::records::HEIGHT_CULL_BLOCK % side, 0);
     }
     for &(name, want) in expected {
         assert_eq!(u(name), want, "WGSL const {name}");
@@ -469,8 +469,8 @@ fn entry_point() {
     assert_eq!(ep.workgroup_size, [HEIGHT_PASS_WORKGROUP[0], HEIGHT_PASS_WORKGROUP[1], 1]);
     // A culling block must be whole workgroups at the widest strip (8 invocations × 4 posts
     // across): the kernel reads one block's list for a whole workgroup.
-    assert_eq!(trnbake::gpu::records::HEIGHT_CULL_BLOCK % (HEIGHT_PASS_WORKGROUP[0] * 4), 0);
-    assert_eq!(trnbake::gpu::records::HEIGHT_CULL_BLOCK % HEIGHT_PASS_WORKGROUP[1], 0);
+    assert_eq!(trnbake_gpu::records::HEIGHT_CULL_BLOCK % (HEIGHT_PASS_WORKGROUP[0] * 4), 0);
+    assert_eq!(trnbake_gpu::records::HEIGHT_CULL_BLOCK % HEIGHT_PASS_WORKGROUP[1], 0);
     // The strip's override constant exists, and its default is the widest strip.
     let (_, strip) = m.overrides.iter().find(|(_, o)| o.name.as_deref() == Some("STRIP")).expect("override STRIP");
     assert!(strip.init.is_some(), "STRIP has a default");

@@ -4,7 +4,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use trnbake::nwn2::{codec, model::*};
+use trnbake_nwn2::{codec, model::*};
 
 fn nwn2_file(rel: &str) -> Option<PathBuf> {
     common::shared_data_file(&format!("nwn2/{rel}"))
@@ -26,7 +26,7 @@ fn real_files_rewrite_byte_exact() {
 fn real_aswm_reencodes_byte_exact_when_decompressed() {
     for name in SAMPLES {
         let Some(p) = nwn2_file(name) else { return };
-        let mut f = trnbake::nwn2::load(&p).unwrap();
+        let mut f = trnbake_nwn2::load(&p).unwrap();
         let Some(Packet::Aswm(a)) = f.packets.iter_mut().find(|p| matches!(p, Packet::Aswm(_))) else { panic!("no ASWM in {name}") };
         let orig = a.original.take().expect("the samples compress their ASWM");
         // The decompressed data, re-encoded from the model, equals what the stream held.
@@ -41,8 +41,8 @@ fn real_aswm_reencodes_byte_exact_when_decompressed() {
 }
 
 use std::process::Command;
-use trnbake::nwn2::check::check;
-use trnbake::nwn2::walkmesh::{self, VertexGrid, WalkOptions};
+use trnbake_nwn2::check::check;
+use trnbake_nwn2::walkmesh::{self, VertexGrid, WalkOptions};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_trnbake"))
@@ -64,7 +64,7 @@ fn nwn2(args: &[&str]) -> (bool, String) {
 fn real_files_pass_check_and_trx_passes_strict() {
     for name in SAMPLES {
         let Some(p) = nwn2_file(name) else { return };
-        let f = trnbake::nwn2::load(&p).unwrap();
+        let f = trnbake_nwn2::load(&p).unwrap();
         assert_eq!(check(&f, false), vec![], "{name}");
         let (ok, out) = nwn2(&["check", p.to_str().unwrap()]);
         assert!(ok, "{out}");
@@ -116,7 +116,7 @@ fn decompile_compile_round_trips_byte_exact() {
     let out_p = d.join("edit.trx");
     let (ok, out) = nwn2(&["compile", json.to_str().unwrap(), "-o", out_p.to_str().unwrap()]);
     assert!(ok, "{out}");
-    assert_eq!(trnbake::nwn2::load(&out_p).unwrap().aswm().unwrap().border_size, 9);
+    assert_eq!(trnbake_nwn2::load(&out_p).unwrap().aswm().unwrap().border_size, 9);
     std::fs::remove_dir_all(&d).ok();
 }
 
@@ -124,11 +124,11 @@ fn decompile_compile_round_trips_byte_exact() {
 /// (`--strict`): it must fail, naming `expect`.
 fn fails_with(tag: &str, mutate: impl Fn(&mut Nwn2File), expect: &str) {
     let Some(p) = nwn2_file(SAMPLES[1]) else { return };
-    let mut f = trnbake::nwn2::load(&p).unwrap();
+    let mut f = trnbake_nwn2::load(&p).unwrap();
     mutate(&mut f);
     let d = tmp_dir(tag);
     let q = d.join("bad.trx");
-    trnbake::nwn2::save(&q, &f).unwrap();
+    trnbake_nwn2::save(&q, &f).unwrap();
     let (ok, out) = nwn2(&["check", "--strict", q.to_str().unwrap()]);
     assert!(!ok, "{tag}: the check passed\n{out}");
     assert!(out.contains(expect), "{tag}: expected `{expect}` in\n{out}");
@@ -138,7 +138,7 @@ fn fails_with(tag: &str, mutate: impl Fn(&mut Nwn2File), expect: &str) {
 /// Same, checked in memory only (for rules the writer cannot express in bytes).
 fn fails_in_memory(mutate: impl Fn(&mut Nwn2File), strict: bool, expect: &str) {
     let Some(p) = nwn2_file(SAMPLES[1]) else { return };
-    let mut f = trnbake::nwn2::load(&p).unwrap();
+    let mut f = trnbake_nwn2::load(&p).unwrap();
     mutate(&mut f);
     let found = check(&f, strict);
     assert!(found.iter().any(|x| x.to_string().contains(expect)), "expected `{expect}` in {found:#?}");
@@ -440,8 +440,8 @@ fn sample_grid(f: &Nwn2File) -> VertexGrid {
     VertexGrid { cols, rows, heights }
 }
 
-fn area_opts(w: u32, h: u32, trx: bool) -> trnbake::nwn2::export::AreaOptions {
-    trnbake::nwn2::export::AreaOptions { megatiles: (w, h), id: 1478, name: "TestImportExportTRN".into(), textures: vec![], materials: None, walk: WalkOptions { trx, ..Default::default() }, blend: None }
+fn area_opts(w: u32, h: u32, trx: bool) -> trnbake_nwn2::export::AreaOptions {
+    trnbake_nwn2::export::AreaOptions { megatiles: (w, h), id: 1478, name: "TestImportExportTRN".into(), textures: vec![], materials: None, walk: WalkOptions { trx, ..Default::default() }, blend: None }
 }
 
 /// Our export of the sample's own heights reproduces the toolset's conventions: TRRN
@@ -451,10 +451,10 @@ fn area_opts(w: u32, h: u32, trx: bool) -> trnbake::nwn2::export::AreaOptions {
 fn export_of_sample_heights_matches_toolset_conventions() {
     let Some(p) = nwn2_file(SAMPLES[0]) else { return };
     let Some(px) = nwn2_file(SAMPLES[1]) else { return };
-    let sample = trnbake::nwn2::load(&p).unwrap();
-    let sample_trx = trnbake::nwn2::load(&px).unwrap();
+    let sample = trnbake_nwn2::load(&p).unwrap();
+    let sample_trx = trnbake_nwn2::load(&px).unwrap();
     let grid = sample_grid(&sample);
-    let ours = trnbake::nwn2::export::build(&grid, &[], &area_opts(6, 6, false)).unwrap();
+    let ours = trnbake_nwn2::export::build(&grid, &[], &area_opts(6, 6, false)).unwrap();
     for (a, b) in ours.trrns().zip(sample.trrns()) {
         assert_eq!(a.triangles, b.triangles);
         for (va, vb) in a.vertices.iter().zip(&b.vertices) {
@@ -521,13 +521,13 @@ fn swg_region_export_passes_strict_and_round_trips() {
         // Heights lie in the requested range.
         assert!(a.vertices.iter().all(|v| (-10.0..=30.0).contains(&v[2])));
     }
-    let f = trnbake::nwn2::load(&out).unwrap();
+    let f = trnbake_nwn2::load(&out).unwrap();
     let a = f.aswm().unwrap();
     // Blend maps from the SWG splat: every pixel's six weights sum to 255 (nwn2 §A.4), more
     // than one texture is used, and each triangle carries one footstep material bit.
     let mut used = [0u64; 6];
     for t in f.trrns() {
-        assert!(trnbake::nwn2::check::parse_dds(&t.dds_a).is_ok());
+        assert!(trnbake_nwn2::check::parse_dds(&t.dds_a).is_ok());
         for (pa, pb) in t.dds_a[128..].chunks_exact(4).zip(t.dds_b[128..].chunks_exact(4)) {
             let w = [pa[2], pa[1], pa[0], pa[3], pb[2], pb[1]];
             assert_eq!(w.iter().map(|&x| u32::from(x)).sum::<u32>(), 255);
@@ -555,14 +555,14 @@ fn swg_region_export_passes_strict_and_round_trips() {
 /// of the game range are an error naming the range, and `--height-range` rescales them.
 #[test]
 fn heightmap_export_range_error_and_rescale() {
-    use trnbake::export::{MemSource, PostGrid};
+    use trnbake_raster::{MemSource, Grid};
     let d = tmp_dir("ter");
-    let g = PostGrid { cols: 129, rows: 129, west_x: 0.0, south_z: 0.0, spacing: 2.0 };
+    let g = Grid { cols: 129, rows: 129, x0: 0.0, z0: 0.0, spacing: 2.0 };
     let h: Vec<f32> = (0..129 * 129).map(|i| ((i % 129) as f32 * 0.05).sin() * 150.0 + (i / 129) as f32).collect();
     let src = MemSource::south_first(g, h).unwrap();
     let ter = d.join("hm.ter");
-    let enc = trnbake::export::ter::TerEncoding::for_range(-200.0, 300.0, 2.0).unwrap();
-    trnbake::export::ter::write_ter_from(&ter, &src, &enc).unwrap();
+    let enc = trnbake_raster::writers::ter::TerEncoding::for_range(-200.0, 300.0, 2.0).unwrap();
+    trnbake_raster::writers::ter::write_ter_from(&ter, &src, &enc).unwrap();
     let out = d.join("hm.trn");
     let (ok, msg) = nwn2(&["export", ter.to_str().unwrap(), "--megatiles", "5x5", "-o", out.to_str().unwrap()]);
     assert!(!ok && msg.contains("outside the game range -100 … 100 m"), "{msg}");
@@ -570,12 +570,12 @@ fn heightmap_export_range_error_and_rescale() {
     assert!(ok, "{msg}");
     let (ok, msg) = nwn2(&["check", "--strict", out.to_str().unwrap()]);
     assert!(ok, "{msg}");
-    let f = trnbake::nwn2::load(&out).unwrap();
+    let f = trnbake_nwn2::load(&out).unwrap();
     let (lo, hi) = f.aswm().unwrap().vertices.iter().fold((f32::MAX, f32::MIN), |(a, b), v| (a.min(v[2]), b.max(v[2])));
     assert!((lo + 50.0).abs() < 1e-3 && (hi - 50.0).abs() < 1e-3, "{lo} {hi}");
     assert_eq!(name_str(&f.trrns().next().unwrap().textures[1]), "TT_GG_Grass_19");
     // Without --materials texture 0 (dirt) gives the dirt footstep bit everywhere.
-    let walkable_material = |f: &trnbake::nwn2::model::Nwn2File| -> Vec<u16> {
+    let walkable_material = |f: &trnbake_nwn2::model::Nwn2File| -> Vec<u16> {
         let mut m: Vec<u16> = f.aswm().unwrap().triangles.iter().map(|t| t.flags & 0x3ff8).collect();
         m.sort_unstable();
         m.dedup();
@@ -587,7 +587,7 @@ fn heightmap_export_range_error_and_rescale() {
     std::fs::write(&table, "2DA V2.0\n\n   Terrain         Material  R   G   B\n0  TT_GD_Dirt_01   Metal     10  20  30\n1  TT_GG_Grass_19  Grass     ****  0  0\n").unwrap();
     let (ok, msg) = nwn2(&["export", ter.to_str().unwrap(), "--megatiles", "5x5", "--height-range", "-50,50", "--region", "-100,-100,100,100", "--textures", "TT_GD_Dirt_01,TT_GG_Grass_19", "--materials", table.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert!(ok, "{msg}");
-    let f = trnbake::nwn2::load(&out).unwrap();
+    let f = trnbake_nwn2::load(&out).unwrap();
     assert_eq!(walkable_material(&f), [0x100]);
     let colors = f.trrns().next().unwrap().colors;
     assert_eq!(colors[0], [10.0 / 255.0, 20.0 / 255.0, 30.0 / 255.0]);
@@ -764,7 +764,7 @@ fn mutated_bytes_never_panic_and_accepted_ones_rewrite_stably() {
         let Ok(f) = codec::read(&b) else { continue };
         accepted += 1;
         let _ = check(&f, true);
-        let _ = trnbake::nwn2::info::info(&f).text();
+        let _ = trnbake_nwn2::info::info(&f).text();
         let out = codec::write(&f).unwrap();
         let back = codec::read(&out).unwrap();
         assert_eq!(codec::write(&back).unwrap(), out);
@@ -784,7 +784,7 @@ fn swg_water_becomes_watr() {
     assert!(ok, "{msg}");
     let (ok, msg) = nwn2(&["check", "--strict", out.to_str().unwrap()]);
     assert!(ok, "{msg}");
-    let f = trnbake::nwn2::load(&out).unwrap();
+    let f = trnbake_nwn2::load(&out).unwrap();
     let waters: Vec<&Watr> = f.watrs().collect();
     assert!(!waters.is_empty());
     let grid = sample_grid(&f);

@@ -2,7 +2,7 @@
 //! through JSON (issue: Foundation).
 
 mod common;
-use trnbake::swg::Terrain;
+use trnbake_swg::model::Terrain;
 
 #[test]
 fn every_real_file_round_trips_through_model_and_json() {

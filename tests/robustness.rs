@@ -12,8 +12,8 @@ use std::cell::Cell;
 use std::path::PathBuf;
 use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
-use trnbake::iff::{self, Limits, Node};
-use trnbake::swg::Terrain;
+use trnbake_swg::iff::{self, Limits, Node};
+use trnbake_swg::model::Terrain;
 
 // ---------------------------------------------------------------------------------------
 // A counting allocator: per-thread current and peak bytes while a measurement is active

@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use proptest::prelude::*;
-use trnbake::export::PostGrid;
-use trnbake::scs::codec::*;
-use trnbake::scs::export::{export_map, ExportOptions, Manifest};
-use trnbake::scs::inspect;
-use trnbake::scs::map::Map;
-use trnbake::scs::token::Token;
+use trnbake_raster::Grid;
+use trnbake_scs::codec::*;
+use trnbake_scs::export::{export_map, ExportOptions, Manifest};
+use trnbake_scs::inspect;
+use trnbake_scs::map::Map;
+use trnbake_scs::token::Token;
 
 fn scs_data(rel: &str) -> Option<PathBuf> {
     common::shared_data_file(&format!("scs/{rel}"))
@@ -207,7 +207,7 @@ fn write_sector(dir: &Path, f: &SectorFile) -> PathBuf {
 
 fn valid_sector() -> SectorFile {
     let mut f = sector_with_terrain(907);
-    let b = trnbake::scs::export::build_patch(&[[1.0; 4]; 4], 0.0, 0.0, 32.0, 15, Token::new("34").unwrap(), 0x300, 0x301);
+    let b = trnbake_scs::export::build_patch(&[[1.0; 4]; 4], 0.0, 0.0, 32.0, 15, Token::new("34").unwrap(), 0x300, 0x301);
     f.items.push(Item::BezierPatch(b.0));
     f.nodes.push(b.1);
     f
@@ -476,7 +476,7 @@ fn bicubic_bezier_heightmap_fits_within_1e4() {
         }
     }
     let d = tmp("bicubic");
-    let grid = PostGrid { cols: n as u32, rows: n as u32, west_x: -64.0, south_z: -64.0, spacing: 2.0 };
+    let grid = Grid { cols: n as u32, rows: n as u32, x0: -64.0, z0: -64.0, spacing: 2.0 };
     let e = export_map(&h, grid, None, "bicubic", &opts("bicubic", 32.0, None), &d).unwrap();
     assert_eq!(e.manifest.patches, 16);
     assert!(e.manifest.max <= 1e-4, "fitter's own max {}", e.manifest.max);
@@ -506,7 +506,7 @@ fn real_swg_region_2m_32m_patches_reproduced_independently() {
     assert_eq!((m.georef.grid.cols, m.georef.grid.rows), (257, 257));
     // The heights again, from the SWG evaluator, and the patches from the files.
     let g = m.georef.grid;
-    let h = trnbake::scs::from_swg::swg_heights(&trn, g, Some(root), false).unwrap();
+    let h = trnbake_scs::from_swg::swg_heights(&trn, g, Some(root), false).unwrap();
     let patches = read_patches(&d.join("trnbake.mbd"));
     let (rms, max, posts) = independent_error(&patches, &m, &|c, r| h[r * g.cols as usize + c] as f64);
     assert_eq!(posts, m.posts);
@@ -530,7 +530,7 @@ fn refined_mosaic_is_watertight_across_sizes() {
         }
     }
     let d = tmp("watertight");
-    let grid = PostGrid { cols: n as u32, rows: n as u32, west_x: 0.0, south_z: 0.0, spacing: 2.0 };
+    let grid = Grid { cols: n as u32, rows: n as u32, x0: 0.0, z0: 0.0, spacing: 2.0 };
     let e = export_map(&h, grid, None, "rough", &opts("rough", 32.0, Some(0.3)), &d).unwrap();
     let sizes = &e.manifest.patches_by_size;
     assert!(sizes.len() >= 3, "expected three patch sizes, got {sizes:?}");
@@ -584,7 +584,7 @@ fn items_are_split_into_sectors_by_centre() {
     let n = 33;
     let h = vec![5.0f32; n * n];
     let d = tmp("sectors");
-    let grid = PostGrid { cols: n as u32, rows: n as u32, west_x: 0.0, south_z: 0.0, spacing: 2.0 };
+    let grid = Grid { cols: n as u32, rows: n as u32, x0: 0.0, z0: 0.0, spacing: 2.0 };
     let mut o = opts("split", 16.0, None);
     o.origin = (3968.0, -32.0);
     let e = export_map(&h, grid, None, "flat", &o, &d).unwrap();
@@ -595,7 +595,7 @@ fn items_are_split_into_sectors_by_centre() {
         assert_eq!(aux.items.len(), 4, "sector {sx},{sz}");
         for nd in &aux.nodes {
             let p = nd.position_m();
-            assert_eq!(trnbake::scs::map::sector_of(p[0], p[2]), (sx, sz));
+            assert_eq!(trnbake_scs::map::sector_of(p[0], p[2]), (sx, sz));
         }
         assert_eq!(s.desc.unwrap().min, [sx * 4000 * 256, sz * 4000 * 256]);
     }
@@ -617,8 +617,8 @@ fn export_then_rasterize_overlays_the_input() {
     }
     let d = tmp("raster");
     let src = d.join("in.tif");
-    let grid = PostGrid { cols: n as u32, rows: n as u32, west_x: 500000.0, south_z: 4100000.0, spacing: 4.0 };
-    trnbake::export::write_geotiff_f32(&src, &grid, &h, "test CRS").unwrap();
+    let grid = Grid { cols: n as u32, rows: n as u32, x0: 500000.0, z0: 4100000.0, spacing: 4.0 };
+    trnbake_raster::write_geotiff_f32(&src, &grid, &h, "test CRS").unwrap();
     let map = d.join("map");
     let out = trnbake(&["scs", "export", src.to_str().unwrap(), "--patch", "32", "--origin", "-2000,1000", "-o", map.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -626,7 +626,7 @@ fn export_then_rasterize_overlays_the_input() {
     let back = d.join("back.tif");
     let out = trnbake(&["scs", "rasterize", map.join("trnbake.mbd").to_str().unwrap(), "-o", back.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let imp = trnbake::export::import::open(&back, &Default::default()).unwrap();
+    let imp = trnbake_raster::readers::open(&back, &Default::default()).unwrap();
     let g = imp.source.grid();
     assert_eq!(g, grid, "same posts, same coordinates");
     assert_eq!(imp.citation.as_deref(), Some("test CRS"));
@@ -644,7 +644,7 @@ fn export_then_rasterize_overlays_the_input() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let m: Manifest = serde_json::from_slice(&std::fs::read(sub.join("manifest.json")).unwrap()).unwrap();
     let g = m.georef.grid;
-    assert_eq!((g.west_x, g.south_z, g.spacing), (500004.0, 4100012.0, 4.0));
+    assert_eq!((g.x0, g.z0, g.spacing), (500004.0, 4100012.0, 4.0));
     // 500004..500128 holds 31 intervals → 7 patches of 4; 4100012..4100200 holds 47 → 11.
     assert_eq!((g.cols, g.rows, m.patches), (29, 45, 77));
 }
@@ -656,7 +656,7 @@ fn rasterize_without_manifest_uses_scs_world_and_marks_terrain_approximate() {
     // A straight 20 m Terrain along −Z from (0, 1, 0) to (0, 1, −20), 10 m right, 60 m left;
     // and the flat patch at height 1 m over X 0..32, Z 0..32.
     let mut map = Map::new("w", 1);
-    map.sectors.insert((0, 0), trnbake::scs::map::Sector { aux: Some(std::mem::replace(&mut f, SectorFile::empty())), ..Default::default() });
+    map.sectors.insert((0, 0), trnbake_scs::map::Sector { aux: Some(std::mem::replace(&mut f, SectorFile::empty())), ..Default::default() });
     map.save(&d).unwrap();
     let out = d.join("w.tif");
     let o = trnbake(&["scs", "rasterize", d.join("w.mbd").to_str().unwrap(), "-o", out.to_str().unwrap(), "--spacing", "2"]);
@@ -664,13 +664,13 @@ fn rasterize_without_manifest_uses_scs_world_and_marks_terrain_approximate() {
     let side: serde_json::Value = serde_json::from_slice(&std::fs::read(d.join("w.tif.json")).unwrap()).unwrap();
     assert_eq!(side["approximate"], true);
     assert_eq!(side["terrain_items"], 1);
-    let imp = trnbake::export::import::open(&out, &Default::default()).unwrap();
+    let imp = trnbake_raster::readers::open(&out, &Default::default()).unwrap();
     let g = imp.source.grid();
     let mut v = vec![0f32; g.len()];
     imp.source.read_rows(0, g.rows, &mut v).unwrap();
     // World y = −Z: SCS (16, 16) is at grid (x 16, y −16): the patch height 1.
-    let c = ((16.0 - g.west_x) / g.spacing).round() as usize;
-    let r = ((-16.0 - g.south_z) / g.spacing).round() as usize;
+    let c = ((16.0 - g.x0) / g.spacing).round() as usize;
+    let r = ((-16.0 - g.z0) / g.spacing).round() as usize;
     assert!((v[r * g.cols as usize + c] - 1.0).abs() < 1e-5);
     assert!(imp.citation.unwrap_or_default().contains("SCS world"));
     // The Terrain: spine from (0, 1.5, 0) to (0, 0.5, −20) (node offsets ±0.5), tangents
@@ -678,8 +678,8 @@ fn rasterize_without_manifest_uses_scs_world_and_marks_terrain_approximate() {
     // station at Z = −4 — carries a height offset of −1.25 m.
     let spine_y = |s: f64| 1.5 * (2.0 * s.powi(3) - 3.0 * s * s + 1.0) + 0.5 * (-2.0 * s.powi(3) + 3.0 * s * s);
     let at = |x: f64, z: f64| {
-        let c = ((x - g.west_x) / g.spacing).round() as usize;
-        let r = ((-z - g.south_z) / g.spacing).round() as usize;
+        let c = ((x - g.x0) / g.spacing).round() as usize;
+        let r = ((-z - g.z0) / g.spacing).round() as usize;
         v[r * g.cols as usize + c] as f64
     };
     assert!((at(2.0, -4.0) - (spine_y(0.2) - 1.25)).abs() < 1e-4, "{} vs {}", at(2.0, -4.0), spine_y(0.2) - 1.25);

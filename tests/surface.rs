@@ -2,12 +2,12 @@
 //! original tool baked, the SMAP rule as a map, and `bake --maps` end to end.
 
 mod common;
-use trnbake::eval::{Grid, HeightEvaluator};
-use trnbake::fidelity::{check_pimp, check_smap_whole_map, smap_stale_layers, CellPicker};
-use trnbake::plan::HeightOptions;
-use trnbake::surface::normals::NormalMethod;
-use trnbake::surface::{SurfaceEvaluator, SurfaceOptions};
-use trnbake::swg::Terrain;
+use trnbake_swg::eval::{Grid, HeightEvaluator};
+use trnbake_swg::fidelity::{check_pimp, check_smap_whole_map, smap_stale_layers, CellPicker};
+use trnbake_swg::plan::HeightOptions;
+use trnbake_swg::surface::normals::NormalMethod;
+use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
+use trnbake_swg::model::Terrain;
 
 fn evaluators(t: &Terrain) -> (HeightEvaluator, SurfaceEvaluator) {
     let opts = HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() };
@@ -80,7 +80,7 @@ fn smap_map_reproduces_the_baked_smap() {
         for _ in 0..2000 {
             let (col, row) = (pick.below(u64::from(r.per_side)) as u32, pick.below(u64::from(r.per_side)) as u32);
             let grid = Grid { x0: -f64::from(half) + f64::from(col) * 8.0, z0: -f64::from(half) + f64::from(row) * 8.0, spacing: 4.0, cols: 3, rows: 3 };
-            let (cc, rr, _, _, bits) = trnbake::surface::maps::smap_chunks(&grid, &he, half);
+            let (cc, rr, _, _, bits) = trnbake_swg::surface::smap::smap_chunks(&grid, &he, half);
             assert_eq!((cc, rr), (1, 1));
             assert_eq!(bits[0], r.bits[(row * r.per_side + col) as usize], "{name}: chunk ({col}, {row})");
         }

@@ -31,8 +31,8 @@ pub fn real_file(rel: &str) -> Option<PathBuf> {
 
 /// The GPU context, or `None` (skip with a message) outside CI; in CI (`CI=true`) a missing
 /// adapter fails.
-pub fn gpu() -> Option<trnbake::gpu::GpuContext> {
-    match trnbake::gpu::GpuContext::new(false, None) {
+pub fn gpu() -> Option<trnbake_gpu::GpuContext> {
+    match trnbake_gpu::GpuContext::new(false, None) {
         Ok(c) => Some(c),
         Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => panic!("CI needs a GPU adapter (lavapipe): {e}"),
         Err(e) => {

@@ -1,0 +1,593 @@
+//! `trnbake bake`: a height grid over a region, tile by tile on the GPU or CPU backend, with
+//! checkpointed tiles (a killed bake resumes), deterministic shards for job arrays, and
+//! atomically written outputs plus a manifest.
+//!
+//! Tiles are blocks of posts; every post is evaluated from its global indices, so the result
+//! does not depend on the tile size or on which shard computed it (design.md "Tiles in post
+//! coordinates").
+
+use trnbake_swg::eval::{Grid, HeightEvaluator};
+mod bands;
+pub mod error;
+pub use error::{Error, Result};
+pub mod golden;
+pub mod surface_maps;
+mod request;
+pub use request::{BakeRequest, Pipeline, AUTO_SURFACE_MAPS_MAX_POSTS};
+pub use surface_maps::{SurfaceMapsJob, SurfaceMapsOutput};
+
+use trnbake_raster::writers::set::{export, ExportChoice, ExportReport, ExportSpec, ExportSummary, Format};
+use bands::{BandProgress, StreamedCheckpoints};
+use trnbake_raster::source::{check_block, read_exact_at, scan_min_max};
+use trnbake_raster::{HeightSource, WrittenFile};
+use trnbake_raster::fsutil::{write_atomic, write_renamed};
+use trnbake_gpu::{GpuContext, GpuHeightPass};
+use trnbake_raster::bail;
+use trnbake_raster::error::Context;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Which evaluator runs the height pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// A hardware GPU adapter when one exists, else the CPU backend (a software adapter
+    /// such as lavapipe is slower than the CPU backend; `gpu` still uses it).
+    Auto,
+    Gpu,
+    Cpu,
+}
+
+/// Everything that determines the bake's numbers (the resume/merge fingerprint).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BakeParams {
+    pub input: String,
+    pub input_sha256: String,
+    pub spacing: f64,
+    /// West, south, east, north post positions (world metres).
+    pub region: [f64; 4],
+    pub cols: u32,
+    pub rows: u32,
+    pub tile: u32,
+    pub roads: bool,
+    pub bitmap_gain: bool,
+}
+
+/// A shard of the tile list: tiles whose index is ≡ index−1 (mod count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (k, n) = s.split_once('/').ok_or("expected K/N, e.g. 2/8")?;
+        let index: u32 = k.trim().parse().map_err(|_| format!("`{k}` is not a shard number"))?;
+        let count: u32 = n.trim().parse().map_err(|_| format!("`{n}` is not a shard count"))?;
+        if count == 0 || index == 0 || index > count {
+            return Err(format!("shard {index}/{count}: K must be in 1..=N"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// Validated options of one bake.
+pub struct BakeJob {
+    pub params: BakeParams,
+    pub grid: Grid,
+    pub backend: Backend,
+    pub adapter_filter: Option<String>,
+    pub shard: Option<Shard>,
+    pub outdir: PathBuf,
+    pub quiet: bool,
+    /// Output formats, preset, tiling.
+    pub export: ExportChoice,
+    /// Surface maps to write from the finished heights, if any.
+    pub surface_maps: Option<SurfaceMapsJob>,
+}
+
+/// Posts from `a` to `b` (inclusive) at `spacing`.
+pub fn post_count(a: f64, b: f64, spacing: f64) -> Result<u32> {
+    if !(spacing > 0.0 && spacing.is_finite()) {
+        bail!("spacing {spacing} must be a positive number of metres");
+    }
+    if !(b >= a) {
+        bail!("region is empty: {b} < {a}");
+    }
+    let n = ((b - a) / spacing + 1e-9).floor() + 1.0;
+    if n > 1_048_577.0 {
+        bail!("{n} posts on a side is more than trnbake bakes (1,048,577)");
+    }
+    Ok(n as u32)
+}
+
+use trnbake_swg::grid::{tiles, TileSpec};
+
+const STATE_FILE: &str = "bake-state.json";
+const TILE_DIR: &str = ".trnbake-tiles";
+
+/// The checkpoint of a bake in progress (or of a finished shard).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BakeState {
+    pub params: BakeParams,
+    pub shard: Option<Shard>,
+    pub complete: bool,
+}
+
+fn tile_path(outdir: &Path, t: &TileSpec) -> PathBuf {
+    outdir.join(TILE_DIR).join(format!("r{}-c{}-{}x{}.f32", t.r0, t.c0, t.cols, t.rows))
+}
+
+/// Whether the checkpoint of tile `t` is complete (tiles are written atomically, so the
+/// right size means a finished tile).
+fn tile_done(path: &Path, t: &TileSpec) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.len() == u64::from(t.cols) * u64::from(t.rows) * 4)
+}
+
+fn progress_bar(len: u64, quiet: bool, what: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let pb = indicatif::ProgressBar::new(len);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} tiles, {elapsed} (eta {eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(what.to_string());
+    pb
+}
+
+/// What a finished bake reports.
+#[derive(Debug, Serialize)]
+pub struct BakeReport {
+    pub backend: String,
+    pub adapter: Option<trnbake_gpu::AdapterSummary>,
+    pub posts: u64,
+    pub tiles_computed: usize,
+    pub tiles_resumed: usize,
+    pub compute_seconds: f64,
+    pub total_seconds: f64,
+    pub min_height: f32,
+    pub max_height: f32,
+    pub outputs: Vec<WrittenFile>,
+    /// Time spent on the surface maps, when any were asked for.
+    pub maps_seconds: Option<f64>,
+    /// The backend that computed the surface maps (`"gpu"` or `"cpu"`), when any were asked for.
+    pub maps_backend: Option<String>,
+    /// Preset, resampling, tiles and engine settings of the outputs.
+    pub export: Option<ExportSummary>,
+}
+
+impl BakeReport {
+    /// A report of `posts` posts before anything is timed or written.
+    fn new(backend: String, adapter: Option<trnbake_gpu::AdapterSummary>, posts: u64) -> Self {
+        BakeReport {
+            backend,
+            adapter,
+            posts,
+            tiles_computed: 0,
+            tiles_resumed: 0,
+            compute_seconds: 0.0,
+            total_seconds: 0.0,
+            min_height: f32::NAN,
+            max_height: f32::NAN,
+            outputs: Vec::new(),
+            maps_seconds: None,
+            maps_backend: None,
+            export: None,
+        }
+    }
+}
+
+/// Run the height pass of `job` with `evaluator`, checkpointing tiles in the output folder.
+pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport> {
+    let start = Instant::now();
+    std::fs::create_dir_all(job.outdir.join(TILE_DIR))
+        .with_context(|| format!("cannot create {}", job.outdir.display()))?;
+    let state_path = job.outdir.join(STATE_FILE);
+    if let Ok(text) = std::fs::read_to_string(&state_path) {
+        match serde_json::from_str::<BakeState>(&text) {
+            Ok(s) if s.params == job.params && s.shard == job.shard => {}
+            _ => {
+                tracing::warn!("{} belongs to a different bake; starting afresh", state_path.display());
+                let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
+                std::fs::create_dir_all(job.outdir.join(TILE_DIR))?;
+            }
+        }
+    }
+    let state = BakeState { params: job.params.clone(), shard: job.shard, complete: false };
+    write_atomic(&state_path, serde_json::to_string_pretty(&state)?.as_bytes())?;
+
+    let all = tiles(&job.grid, job.params.tile);
+    let mine: Vec<TileSpec> = match job.shard {
+        Some(s) => all.iter().enumerate().filter(|(i, _)| *i as u32 % s.count == s.index - 1).map(|(_, t)| *t).collect(),
+        None => all.clone(),
+    };
+    let todo: Vec<TileSpec> = mine.iter().copied().filter(|t| !tile_done(&tile_path(&job.outdir, t), t)).collect();
+    let resumed = mine.len() - todo.len();
+    if resumed > 0 && !job.quiet {
+        eprintln!("resuming: {resumed} of {} tiles already done", mine.len());
+    }
+
+    // Backend.
+    let gpu = choose_gpu(job.backend, job.adapter_filter.as_deref(), job.quiet)?;
+    let adapter = gpu.as_ref().map(|c| c.adapter.clone());
+    let backend_name = backend_name(gpu.as_ref()).to_string();
+
+    // Tiles from the north edge down, band by band, so that the outputs can be written
+    // while later bands compute (`bands`): the Float32 formats stream, the others (their
+    // encoding needs the height range) follow the compute.
+    let mut todo = todo;
+    bands::north_first(&mut todo);
+    let progress = BandProgress::new(&job.grid, job.params.tile, &todo);
+    let streamed_spec = match job.shard {
+        None if job.export.preset.is_none() && job.export.tiles.is_none() => {
+            let (now, later): (Vec<Format>, Vec<Format>) = job.export.formats.iter().partition(|f| !f.needs_range());
+            (!now.is_empty()).then(|| (ExportChoice { formats: now, ..job.export.clone() }, ExportChoice { formats: later, ..job.export.clone() }))
+        }
+        _ => None,
+    };
+
+    let pb = progress_bar(todo.len() as u64, job.quiet, "height");
+    let t_compute = Instant::now();
+    let mut report = BakeReport::new(backend_name, adapter, u64::from(job.grid.cols) * u64::from(job.grid.rows));
+    report.tiles_computed = todo.len();
+    report.tiles_resumed = resumed;
+    let citation = bake_citation(&job.params);
+    let streamed = std::thread::scope(|scope| -> Result<Option<(ExportReport, Option<ExportReport>)>> {
+        // One writer thread per streamed format (a writer waiting for rows must not sit on a
+        // rayon worker: the workers compute those rows).
+        let writers: Vec<_> = streamed_spec
+            .iter()
+            .flat_map(|(now, _)| now.formats.iter())
+            .map(|&format| {
+                let files = CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir);
+                let spec = ExportSpec::for_bake(&ExportChoice { formats: vec![format], ..job.export.clone() }, citation.clone());
+                let (outdir, progress) = (&job.outdir, &progress);
+                scope.spawn(move || -> Result<ExportReport> { Ok(export(&StreamedCheckpoints { files, progress }, None, &spec, outdir, &|_| ())?) })
+            })
+            .collect();
+        let join_all = |ws: Vec<std::thread::ScopedJoinHandle<'_, Result<ExportReport>>>| -> Result<Vec<ExportReport>> {
+            ws.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(Error::Invalid("an output writer panicked".into())))).collect()
+        };
+        if let Err(e) = compute_tiles(job, evaluator, gpu.as_ref(), &todo, &progress, &pb) {
+            progress.fail();
+            let _ = join_all(writers);
+            return Err(e);
+        }
+        pb.finish_and_clear();
+        report.compute_seconds = t_compute.elapsed().as_secs_f64();
+        let Some((_, later)) = &streamed_spec else { return Ok(None) };
+        // The outputs that need the height range, written while the streamed ones finish.
+        // The range: computed tiles reported theirs, resumed ones are read.
+        let src = CheckpointSource::new(&job.grid, job.params.tile, std::slice::from_ref(&job.outdir))?;
+        for t in mine.iter().filter(|t| !todo.contains(t)) {
+            let mut buf = vec![0.0f32; t.cols as usize * t.rows as usize];
+            src.read_block(t.c0, t.r0, t.cols, t.rows, &mut buf)?;
+            progress.include(trnbake_raster::finite_min_max(&buf));
+        }
+        let range = progress.range().context("the bake has no finite height")?;
+        let rest = if later.formats.is_empty() {
+            None
+        } else {
+            let pb = progress_bar(0, job.quiet, "writing");
+            let r = export(&src, Some(range), &ExportSpec::for_bake(later, citation.clone()), &job.outdir, &|total| {
+                pb.set_length(total);
+                pb.inc(1);
+            });
+            pb.finish_and_clear();
+            Some(r?)
+        };
+        let mut streamed = join_all(writers)?.into_iter();
+        let mut first = streamed.next().context("no streamed output")?;
+        first.files.extend(streamed.flat_map(|r| r.files));
+        Ok(Some((first, rest)))
+    })?;
+
+    if job.shard.is_some() {
+        let done = BakeState { complete: true, ..state };
+        write_atomic(&state_path, serde_json::to_string_pretty(&done)?.as_bytes())?;
+        report.total_seconds = start.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+    match streamed {
+        Some((streamed, rest)) => {
+            let (min, max) = progress.range().context("the bake has no finite height")?;
+            report.min_height = min;
+            report.max_height = max;
+            report.outputs = streamed.files;
+            let mut summary = streamed.summary;
+            if let Some(rest) = rest {
+                report.outputs.extend(rest.files);
+                summary = rest.summary;
+            }
+            summary.height_min = min;
+            summary.height_max = max;
+            report.export = Some(summary);
+        }
+        None => assemble(&job.params, &job.grid, std::slice::from_ref(&job.outdir), &job.outdir, &job.export, job.quiet, &mut report)?,
+    }
+    if let Some(maps) = &job.surface_maps {
+        // The surface maps need the whole grid (bake --maps auto keeps them to grids that
+        // fit): read it back from the checkpoints.
+        let t_maps = Instant::now();
+        let source = CheckpointSource::new(&job.grid, job.params.tile, std::slice::from_ref(&job.outdir))?;
+        let mut heights = Vec::new();
+        heights.try_reserve_exact(job.grid.cols as usize * job.grid.rows as usize).context("not enough memory for the surface maps")?;
+        heights.resize(job.grid.cols as usize * job.grid.rows as usize, 0.0f32);
+        source.read_block(0, 0, job.grid.cols, job.grid.rows, &mut heights)?;
+        let out = maps.run(&job.outdir, &job.grid, &heights, evaluator, gpu.as_ref(), job.quiet)?;
+        report.outputs.extend(out.files);
+        report.maps_backend = Some(out.backend.to_string());
+        report.maps_seconds = Some(t_maps.elapsed().as_secs_f64());
+    }
+    report.total_seconds = start.elapsed().as_secs_f64();
+    write_manifest(&job.outdir, &job.params, &report)?;
+    let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
+    let _ = std::fs::remove_file(&state_path);
+    Ok(report)
+}
+
+/// Compute and checkpoint `todo` (already in north-first order) on the GPU when `gpu` is
+/// given, else on the CPU, reporting each finished tile to `progress`. The CPU computes one
+/// band of tiles at a time (its tiles, and each tile's blocks, in parallel), so bands finish
+/// in order from the north for the streamed writers.
+fn compute_tiles(job: &BakeJob, evaluator: &HeightEvaluator, gpu: Option<&GpuContext>, todo: &[TileSpec], progress: &BandProgress, pb: &indicatif::ProgressBar) -> Result<()> {
+    let (grid, tile) = (&job.grid, job.params.tile);
+    let checkpoint = |t: &TileSpec, data: &[f32]| -> Result<()> {
+        // No fsync: a killed bake cannot leave a partial checkpoint under its final name (the
+        // rename is atomic and `tile_done` checks the size), and one lost to a machine crash
+        // is recomputed on resume; syncing hundreds of tiles would only slow every bake.
+        write_renamed(&tile_path(&job.outdir, t), bytemuck::cast_slice(data)).context("cannot write a tile checkpoint")?;
+        progress.tile_done(grid, tile, t, trnbake_raster::finite_min_max(data));
+        pb.inc(1);
+        Ok(())
+    };
+    match gpu {
+        Some(ctx) => {
+            // GPU tiles arrive here one by one, in `todo` order, while the next tile computes.
+            let mut save_error: Option<Error> = None;
+            let mut save = |t: TileSpec, data: &[f32]| {
+                if save_error.is_none() {
+                    save_error = checkpoint(&t, data).err();
+                }
+            };
+            GpuHeightPass::new(ctx, &evaluator.plan).run(grid, todo, &mut save)?;
+            save_error.map_or(Ok(()), Err)
+        }
+        None => {
+            use rayon::prelude::*;
+            for band in todo.chunk_by(|a, b| a.r0 == b.r0) {
+                band.par_iter().try_for_each(|t| -> Result<()> {
+                    let mut out = vec![0.0f32; t.cols as usize * t.rows as usize];
+                    evaluator.grid_region(grid, t.c0, t.r0, t.cols, t.rows, CPU_CULL_BLOCK, &mut out);
+                    checkpoint(t, &out)
+                })?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The GeoTIFF citation / CRS name of a bake's outputs.
+fn bake_citation(params: &BakeParams) -> String {
+    format!("SWG {} local metres", Path::new(&params.input).file_stem().map_or("terrain".into(), |s| s.to_string_lossy()))
+}
+
+/// The GPU context `backend` asks for, or `None` for the CPU backend; says which on stderr
+/// unless `quiet`. `Auto` takes only hardware adapters: a software adapter (lavapipe) runs
+/// the kernel far slower than the CPU backend (README, Performance); `Gpu` still uses it.
+pub fn choose_gpu(backend: Backend, adapter_filter: Option<&str>, quiet: bool) -> Result<Option<GpuContext>> {
+    let gpu = match backend {
+        Backend::Cpu => None,
+        Backend::Gpu => Some(GpuContext::new(false, adapter_filter)?),
+        Backend::Auto => match GpuContext::new(false, adapter_filter) {
+            Ok(c) if c.adapter.device_type == "Cpu" && adapter_filter.is_none() => {
+                if !quiet {
+                    eprintln!("note: only a software GPU adapter ({}) is present; baking on the faster CPU backend (--backend gpu forces the adapter)", c.adapter.name);
+                }
+                None
+            }
+            Ok(c) => Some(c),
+            Err(e) => {
+                if !quiet {
+                    eprintln!("note: no usable GPU adapter ({e}); baking on the CPU");
+                }
+                None
+            }
+        },
+    };
+    if !quiet {
+        match &gpu {
+            Some(c) => eprintln!("backend: GPU, adapter {} ({}, {})", c.adapter.name, c.adapter.backend, c.adapter.driver_info),
+            None => eprintln!("backend: CPU ({} threads)", rayon::current_num_threads()),
+        }
+    }
+    Ok(gpu)
+}
+
+/// `"gpu"` or `"cpu"`: the backend [`choose_gpu`] picked, as manifests and reports name it.
+pub fn backend_name(gpu: Option<&GpuContext>) -> &'static str {
+    if gpu.is_some() {
+        "gpu"
+    } else {
+        "cpu"
+    }
+}
+
+/// The heights of a whole grid in memory (row-major, row 0 = south) on the GPU when `gpu`
+/// is given, else on the CPU backend: for grids small enough to hold, without checkpoints.
+pub fn heights_in_memory(evaluator: &HeightEvaluator, grid: &Grid, gpu: Option<&GpuContext>) -> Result<Vec<f32>> {
+    let n = grid.cols as usize * grid.rows as usize;
+    match gpu {
+        Some(ctx) => Ok(GpuHeightPass::new(ctx, &evaluator.plan).run_grid(grid, ctx.max_tile(2048))?),
+        None => {
+            let _ = n;
+            Ok(evaluator.grid_heights(grid))
+        }
+    }
+}
+
+pub use trnbake_swg::eval::CPU_CULL_BLOCK;
+
+/// The finished tile checkpoints of a bake (in one folder, or spread over shard folders) as
+/// one [`HeightSource`]: blocks are read straight from the tile files with positioned reads,
+/// so writing the outputs never holds the whole grid (a 16385² bake is 1 GiB of f32).
+pub struct CheckpointSource {
+    grid: Grid,
+    tile: u32,
+    tiles_x: u32,
+    /// Tile files in [`tiles`] order (row-major from the south-west).
+    files: Vec<PathBuf>,
+}
+
+impl CheckpointSource {
+    /// Find every tile of `grid` in `sources` (a complete file: the right size), or name the
+    /// first missing one.
+    pub fn new(grid: &Grid, tile: u32, sources: &[PathBuf]) -> Result<Self> {
+        let mut files = Vec::new();
+        for t in tiles(grid, tile) {
+            let f = sources
+                .iter()
+                .map(|s| tile_path(s, &t))
+                .find(|p| tile_done(p, &t))
+                .with_context(|| format!("tile at post ({}, {}) is missing from every shard folder", t.c0, t.r0))?;
+            files.push(f);
+        }
+        Ok(Self::with_files(grid, tile, files))
+    }
+
+    /// The checkpoints a bake into `outdir` is still writing: every tile's file name, whether
+    /// it exists yet or not (a [`bands::StreamedCheckpoints`] reads a tile only once it is done).
+    pub fn pending(grid: &Grid, tile: u32, outdir: &Path) -> Self {
+        let files = tiles(grid, tile).iter().map(|t| tile_path(outdir, t)).collect();
+        Self::with_files(grid, tile, files)
+    }
+
+    fn with_files(grid: &Grid, tile: u32, files: Vec<PathBuf>) -> Self {
+        let post_grid = Grid { cols: grid.cols, rows: grid.rows, x0: grid.x0, z0: grid.z0, spacing: grid.spacing };
+        Self { grid: post_grid, tile, tiles_x: grid.cols.div_ceil(tile), files }
+    }
+}
+
+impl HeightSource for CheckpointSource {
+    fn grid(&self) -> Grid {
+        self.grid
+    }
+
+    fn read_block(&self, c0: u32, r0: u32, cols: u32, rows: u32, out: &mut [f32]) -> std::io::Result<()> {
+        check_block(&self.grid, c0, r0, cols, rows, out)?;
+        if cols == 0 || rows == 0 {
+            return Ok(());
+        }
+        let t = self.tile;
+        let mut buf = Vec::new();
+        for ty in r0 / t..=(r0 + rows - 1) / t {
+            for tx in c0 / t..=(c0 + cols - 1) / t {
+                let path = &self.files[(ty * self.tiles_x + tx) as usize];
+                let file = std::fs::File::open(path)?;
+                let (tc0, tr0) = (tx * t, ty * t);
+                let tile_cols = t.min(self.grid.cols - tc0);
+                // The part of this tile inside the block.
+                let (a, b) = (c0.max(tc0), (c0 + cols).min(tc0 + tile_cols));
+                let (ra, rb) = (r0.max(tr0), (r0 + rows).min(tr0 + t));
+                buf.resize((b - a) as usize * 4, 0);
+                for r in ra..rb {
+                    let pos = (u64::from(r - tr0) * u64::from(tile_cols) + u64::from(a - tc0)) * 4;
+                    read_exact_at(&file, &mut buf, pos).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+                    let dst = (r - r0) as usize * cols as usize + (a - c0) as usize;
+                    for (h, c) in out[dst..dst + (b - a) as usize].iter_mut().zip(buf.chunks_exact(4)) {
+                        *h = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Write the outputs of a finished grid from the tile checkpoints in `sources` (bake or shard
+/// folders), streaming: no step holds the whole grid.
+pub fn assemble(
+    params: &BakeParams,
+    grid: &Grid,
+    sources: &[PathBuf],
+    outdir: &Path,
+    choice: &ExportChoice,
+    quiet: bool,
+    report: &mut BakeReport,
+) -> Result<()> {
+    let src = CheckpointSource::new(grid, params.tile, sources)?;
+    let (min, max) = scan_min_max(&src)?.context("the bake has no finite height")?;
+    report.min_height = min;
+    report.max_height = max;
+    let spec = ExportSpec::for_bake(choice, bake_citation(params));
+    let pb = progress_bar(0, quiet, "writing");
+    let r = export(&src, Some((min, max)), &spec, outdir, &|total| {
+        pb.set_length(total);
+        pb.inc(1);
+    })?;
+    pb.finish_and_clear();
+    report.outputs = r.files;
+    report.export = Some(r.summary);
+    Ok(())
+}
+
+fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Result<()> {
+    let v = serde_json::json!({
+        "trnbake_version": env!("CARGO_PKG_VERSION"),
+        "parameters": params,
+        "backend": report.backend,
+        "surface_maps_backend": report.maps_backend,
+        "adapter": report.adapter,
+        "posts": report.posts,
+        "min_height": report.min_height,
+        "max_height": report.max_height,
+        "export": report.export,
+        "outputs": report.outputs,
+        "timing": {
+            "compute_seconds": report.compute_seconds,
+            "maps_seconds": report.maps_seconds,
+            "total_seconds": report.total_seconds,
+            "posts_per_second_end_to_end": report.posts as f64 / report.total_seconds.max(1e-9),
+            "tiles_computed": report.tiles_computed,
+            "tiles_resumed": report.tiles_resumed,
+        },
+    });
+    write_atomic(&outdir.join("manifest.json"), serde_json::to_string_pretty(&v)?.as_bytes())?;
+    Ok(())
+}
+
+/// `trnbake merge OUT SHARD...`: check that the shards belong to one bake and cover it, then
+/// write the outputs and manifest into OUT.
+pub fn merge(outdir: &Path, shards: &[PathBuf], choice: &ExportChoice, quiet: bool) -> Result<BakeReport> {
+    let start = Instant::now();
+    let mut params: Option<BakeParams> = None;
+    for s in shards {
+        let p = s.join(STATE_FILE);
+        let text = std::fs::read_to_string(&p).with_context(|| format!("{} is not a shard folder (no {STATE_FILE})", s.display()))?;
+        let st: BakeState = serde_json::from_str(&text).with_context(|| format!("{} is damaged", p.display()))?;
+        if !st.complete {
+            bail!("shard {} has not finished (its {STATE_FILE} says incomplete); re-run it to resume", s.display());
+        }
+        match &params {
+            None => params = Some(st.params),
+            Some(q) if *q != st.params => bail!("{} was baked with different parameters from the other shards", s.display()),
+            _ => {}
+        }
+    }
+    let params = params.context("give at least one shard folder")?;
+    let grid = Grid { x0: params.region[0], z0: params.region[1], spacing: params.spacing, cols: params.cols, rows: params.rows };
+    std::fs::create_dir_all(outdir)?;
+    let mut report = BakeReport::new("merge".into(), None, u64::from(grid.cols) * u64::from(grid.rows));
+    assemble(&params, &grid, shards, outdir, choice, quiet, &mut report)?;
+    report.total_seconds = start.elapsed().as_secs_f64();
+    write_manifest(outdir, &params, &report)?;
+    Ok(report)
+}

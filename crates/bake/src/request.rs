@@ -1,0 +1,210 @@
+//! A bake in the library's terms: a [`BakeRequest`] (plain fields, sensible defaults) is
+//! validated into a [`Pipeline`] (the [`BakeJob`] and its height evaluator), which runs the
+//! whole bake: tiles, backend choice with the GPU→CPU fallback, checkpoints, streaming writers,
+//! the surface maps and the manifest. The command line only fills a request from its flags.
+
+use std::path::{Path, PathBuf};
+
+use sha2::Digest;
+use trnbake_raster::hex;
+use trnbake_raster::writers::set::{check_choice, ExportChoice, Format};
+use trnbake_swg::eval::{Grid, HeightEvaluator};
+use trnbake_swg::model::json::DEMO_TERRAIN_JSON;
+use trnbake_swg::model::Terrain;
+use trnbake_swg::plan::HeightOptions;
+use trnbake_swg::surface::normals::NormalMethod;
+use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
+
+use crate::surface_maps::{default_maps, SurfaceMapsJob, MAP_NAMES};
+use crate::{post_count, run_bake, Backend, BakeJob, BakeParams, BakeReport, Error, Result, Shard};
+
+/// The largest grid `maps: ["auto"]` bakes surface maps for: 4097² posts (a full 16 km planet
+/// at 4 m), about 1.5 GB of surface state.
+pub const AUTO_SURFACE_MAPS_MAX_POSTS: u64 = 4097 * 4097;
+
+/// What to bake. [`BakeRequest::from_file`], [`BakeRequest::demo`] or [`BakeRequest::new`] fill
+/// the defaults (the whole map at the file's own post spacing, `auto` maps, GeoTIFF + PNG
+/// heights, the `auto` backend); change any field, then [`BakeRequest::pipeline`].
+#[derive(Clone, Debug)]
+pub struct BakeRequest {
+    pub terrain: Terrain,
+    /// How the manifest names the input (a path, or what the terrain is).
+    pub input: String,
+    /// SHA-256 (hex) of the input's bytes: part of the resume/merge fingerprint.
+    pub input_sha256: String,
+    /// The short name in the outputs' CRS (`SWG NAME local metres`).
+    pub name: String,
+    pub height: HeightOptions,
+    pub surface: SurfaceOptions,
+    pub normals: NormalMethod,
+    /// West, south, east, north (world metres); `None`: the whole map.
+    pub region: Option<[f64; 4]>,
+    /// Metres between posts; `None`: the file's pole spacing.
+    pub spacing: Option<f64>,
+    /// Posts a tile side; `None`: 512 on the CPU backend, 2048 otherwise.
+    pub tile: Option<u32>,
+    /// Maps to write: `height` and the names of [`MAP_NAMES`], or `auto` (height plus every
+    /// map the file feeds, and the preview).
+    pub maps: Vec<String>,
+    pub export: ExportChoice,
+    pub backend: Backend,
+    /// Use the first adapter whose name contains this text.
+    pub adapter_filter: Option<String>,
+    pub shard: Option<Shard>,
+    pub outdir: PathBuf,
+    /// No progress bars or notes on stderr.
+    pub quiet: bool,
+}
+
+impl BakeRequest {
+    /// A request for a terrain already in memory; the fingerprint hashes its encoded bytes.
+    pub fn new(terrain: Terrain, outdir: impl Into<PathBuf>) -> Self {
+        let sha = hex(&sha2::Sha256::digest(terrain.to_bytes()));
+        Self::with_input(terrain, "(terrain in memory)".into(), sha, "terrain".into(), outdir.into())
+    }
+
+    /// The built-in demo terrain (a 4 km map that exercises every rule kind).
+    pub fn demo(outdir: impl Into<PathBuf>) -> Self {
+        let sha = hex(&sha2::Sha256::digest(DEMO_TERRAIN_JSON.as_bytes()));
+        let terrain = trnbake_swg::model::json::demo_terrain();
+        Self::with_input(terrain, "(built-in demo terrain)".into(), sha, "terrain".into(), outdir.into())
+    }
+
+    /// A `.trn` file; bitmaps resolve under the folder above its `terrain/` folder (the client
+    /// data layout) unless `height.data_root` is changed.
+    pub fn from_file(path: &Path, outdir: impl Into<PathBuf>) -> Result<Self> {
+        let bytes = std::fs::read(path).map_err(|e| Error::Invalid(format!("cannot read {}: {e}", path.display())))?;
+        let terrain = Terrain::from_bytes(&bytes)
+            .map_err(|error| trnbake_swg::model::LoadError::Format { path: path.to_owned(), error })?;
+        let name = path.file_stem().map_or("terrain".into(), |s| s.to_string_lossy().into_owned());
+        let mut r = Self::with_input(terrain, path.display().to_string(), hex(&sha2::Sha256::digest(&bytes)), name, outdir.into());
+        r.height.data_root = trnbake_swg::model::default_data_root(path);
+        Ok(r)
+    }
+
+    fn with_input(terrain: Terrain, input: String, input_sha256: String, name: String, outdir: PathBuf) -> Self {
+        BakeRequest {
+            terrain,
+            input,
+            input_sha256,
+            name,
+            height: HeightOptions::default(),
+            surface: SurfaceOptions::default(),
+            normals: NormalMethod::default(),
+            region: None,
+            spacing: None,
+            tile: None,
+            maps: vec!["auto".into()],
+            export: ExportChoice { formats: vec![Format::Tif, Format::Png], preset: None, size: None, tiles: None },
+            backend: Backend::Auto,
+            adapter_filter: None,
+            shard: None,
+            outdir,
+            quiet: false,
+        }
+    }
+
+    /// Validates the request and builds the plans: the grid, the tiles, the export choice, the
+    /// height evaluator and, when any surface map is wanted, the surface evaluator.
+    pub fn pipeline(self) -> Result<Pipeline> {
+        let t = &self.terrain;
+        let half = f64::from(t.header.map_width) / 2.0;
+        let spacing = self.spacing.unwrap_or(f64::from(t.header.pole_spacing()));
+        let region = self.region.unwrap_or([-half, -half, half, half]);
+        let cols = post_count(region[0], region[2], spacing)?;
+        let rows = post_count(region[1], region[3], spacing)?;
+        let tile = match self.tile {
+            Some(0) => return Err(Error::Invalid("the tile size must be at least 1 post".into())),
+            Some(n) => n,
+            None if self.backend == Backend::Cpu => 512,
+            None => 2048,
+        };
+        // Refuse an impossible preset/tiling now, not after the bake.
+        check_choice(&self.export, cols, rows)?;
+        let heights = HeightEvaluator::new(t, &self.height)?;
+        for w in &heights.plan.warnings {
+            tracing::warn!("{w}");
+        }
+        let params = BakeParams {
+            input: self.input.clone(),
+            input_sha256: self.input_sha256.clone(),
+            spacing,
+            region: [region[0], region[1], region[0] + (cols - 1) as f64 * spacing, region[1] + (rows - 1) as f64 * spacing],
+            cols,
+            rows,
+            tile,
+            roads: self.height.roads,
+            bitmap_gain: self.height.bitmap_gain,
+        };
+        let surface_maps = self.surface_maps_job(u64::from(cols) * u64::from(rows))?;
+        let job = BakeJob {
+            surface_maps,
+            grid: Grid { x0: region[0], z0: region[1], spacing, cols, rows },
+            params,
+            backend: self.backend,
+            adapter_filter: self.adapter_filter,
+            shard: self.shard,
+            outdir: self.outdir,
+            quiet: self.quiet,
+            export: self.export,
+        };
+        Ok(Pipeline { job, heights })
+    }
+
+    /// The surface maps wanted (swg-trn §5.2 steps 2–4); `None` when only heights are.
+    fn surface_maps_job(&self, posts: u64) -> Result<Option<SurfaceMapsJob>> {
+        if self.maps.iter().all(|m| m == "height") {
+            // Heights only: no surface plans to build.
+            return Ok(None);
+        }
+        let t = &self.terrain;
+        let surface = SurfaceEvaluator::new(t, &self.height, self.surface)?;
+        for w in &surface.plan.warnings {
+            tracing::warn!("{w}");
+        }
+        let mut maps = Vec::new();
+        for m in &self.maps {
+            if m == "auto" {
+                // The surface maps hold the whole grid in memory (~90 bytes a post besides the
+                // heights): `auto` leaves them out of bakes too big for that, with a notice.
+                if posts > AUTO_SURFACE_MAPS_MAX_POSTS {
+                    if !self.quiet {
+                        eprintln!("note: {posts} posts is more than --maps auto bakes surface maps for ({AUTO_SURFACE_MAPS_MAX_POSTS}); baking heights only (name the maps in --maps to force them)");
+                    }
+                    maps.push("height".to_string());
+                } else {
+                    maps.extend(default_maps(t, &surface));
+                }
+            } else if MAP_NAMES.contains(&m.as_str()) {
+                maps.push(m.clone());
+            } else {
+                return Err(Error::Invalid(format!("unknown map `{m}` (auto, {})", MAP_NAMES.join(", "))));
+            }
+        }
+        maps.retain(|m| m != "height");
+        maps.dedup();
+        if maps.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(SurfaceMapsJob {
+            terrain: t.clone(),
+            surface,
+            maps,
+            normals: self.normals,
+            citation: format!("SWG {} local metres", self.name),
+        }))
+    }
+}
+
+/// A validated bake, ready to run: the job and the height evaluator of its terrain.
+pub struct Pipeline {
+    pub job: BakeJob,
+    pub heights: HeightEvaluator,
+}
+
+impl Pipeline {
+    /// Runs the whole bake into the job's output folder (resuming from its checkpoints).
+    pub fn run(&self) -> Result<BakeReport> {
+        run_bake(&self.job, &self.heights)
+    }
+}

@@ -1,0 +1,113 @@
+//! Terrain normals from the finished height grid (swg-trn §5.2 step 2).
+//!
+//! The client renders two triangles per quad with the diagonal alternating by quad parity
+//! (swg-trn §5.1). The normal at a post is the average of the unit face normals of the
+//! triangles that meet there: §5.9 measured it as the best reading for the slope filter
+//! (92.5 % PIMP agreement on tatooine, against 90.5 % for central differences).
+
+/// How normals are computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+pub enum NormalMethod {
+    /// Average of the unit face normals of the triangles meeting at the post.
+    #[default]
+    Faces,
+    /// Central differences at the grid spacing.
+    Central,
+}
+
+/// Unit normal (x east, y up, z north) at a post from the 3×3 heights around it,
+/// `h[dz + 1][dx + 1]` for dx, dz ∈ {−1, 0, 1}, `spacing` metres apart. (gx, gz) are the
+/// post's global indices, which fix each quad's diagonal: quad (qx, qz) (its south-west
+/// post) runs its diagonal south-west → north-east when (qx ^ qz) is even, else
+/// south-east → north-west.
+pub fn post_normal(method: NormalMethod, h: &[[f32; 3]; 3], spacing: f32, gx: i64, gz: i64) -> [f32; 3] {
+    match method {
+        NormalMethod::Central => {
+            let dx = (h[1][2] - h[1][0]) / (2.0 * spacing);
+            let dz = (h[2][1] - h[0][1]) / (2.0 * spacing);
+            normalize([-dx, 1.0, -dz])
+        }
+        NormalMethod::Faces => {
+            let p = |dx: i32, dz: i32| [dx as f32 * spacing, h[(dz + 1) as usize][(dx + 1) as usize], dz as f32 * spacing];
+            let mut sum = [0.0f32; 3];
+            for (ox, oz) in [(-1, -1), (0, -1), (-1, 0), (0, 0)] {
+                let (c00, c10, c01, c11) = ((ox, oz), (ox + 1, oz), (ox, oz + 1), (ox + 1, oz + 1));
+                let even = ((gx + i64::from(ox)) ^ (gz + i64::from(oz))) & 1 == 0;
+                let triangles = if even { [[c00, c10, c11], [c00, c11, c01]] } else { [[c00, c10, c01], [c10, c11, c01]] };
+                for tri in triangles {
+                    // Only the triangles that have the post (0, 0) as a corner.
+                    if !tri.contains(&(0, 0)) {
+                        continue;
+                    }
+                    let [a, b, c] = tri.map(|(x, z)| p(x, z));
+                    let n = face_normal(a, b, c);
+                    for k in 0..3 {
+                        sum[k] += n[k];
+                    }
+                }
+            }
+            normalize(sum)
+        }
+    }
+}
+
+/// The upward unit normal of triangle abc.
+fn face_normal(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> [f32; 3] {
+    let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+    let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+    let n = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]];
+    let n = if n[1] < 0.0 { [-n[0], -n[1], -n[2]] } else { n };
+    normalize(n)
+}
+
+fn normalize(n: [f32; 3]) -> [f32; 3] {
+    let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+    if len > 0.0 && len.is_finite() {
+        [n[0] / len, n[1] / len, n[2] / len]
+    } else {
+        [0.0, 1.0, 0.0]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plane(sx: f32, sz: f32) -> [[f32; 3]; 3] {
+        let mut h = [[0.0; 3]; 3];
+        for (dz, row) in h.iter_mut().enumerate() {
+            for (dx, v) in row.iter_mut().enumerate() {
+                *v = 10.0 + sx * (dx as f32 - 1.0) * 2.0 + sz * (dz as f32 - 1.0) * 2.0;
+            }
+        }
+        h
+    }
+
+    #[test]
+    fn planes_give_their_normal_whatever_the_method_and_parity() {
+        for (sx, sz) in [(0.0, 0.0), (1.0, 0.0), (0.0, -0.5), (0.3, 0.7)] {
+            let want = normalize([-sx, 1.0, -sz]);
+            for method in [NormalMethod::Faces, NormalMethod::Central] {
+                for (gx, gz) in [(0, 0), (1, 0), (7, 4)] {
+                    let n = post_normal(method, &plane(sx, sz), 2.0, gx, gz);
+                    for k in 0..3 {
+                        assert!((n[k] - want[k]).abs() < 1e-5, "{method:?} slope ({sx}, {sz}) at ({gx}, {gz}): {n:?} vs {want:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_spike_tilts_the_neighbours_normals_by_the_diagonals() {
+        // A raised north-east neighbour: with an even quad (0, 0) the diagonal touches it,
+        // with an odd one it does not, so the two parities must differ.
+        let mut h = [[0.0; 3]; 3];
+        h[2][2] = 4.0;
+        let even = post_normal(NormalMethod::Faces, &h, 2.0, 0, 0);
+        let odd = post_normal(NormalMethod::Faces, &h, 2.0, 1, 0);
+        assert!(even[1] < 1.0 && odd[1] == 1.0, "even {even:?} odd {odd:?}");
+    }
+}
