@@ -387,12 +387,12 @@ fn constants_match_rust() {
     assert_eq!(f32::from_bits(u("F32_INF_BITS")), f32::INFINITY);
 }
 
-/// Every `pub const NAME: u32 = N;` of src/plan.rs with a kernel-relevant prefix has a WGSL
+/// Every `pub const NAME: u32 = N;` of crates/swg/src/plan/records.rs with a kernel-relevant prefix has a WGSL
 /// twin with the same value, so a constant added on the Rust side cannot be forgotten.
 #[test]
 fn every_plan_constant_has_a_wgsl_twin() {
     let consts = wgsl_constants(&module());
-    let plan_rs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/plan.rs")).unwrap();
+    let plan_rs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/crates/swg/src/plan/records.rs")).unwrap();
     let mut seen = 0;
     for line in plan_rs.lines() {
         let Some(rest) = line.trim().strip_prefix("pub const ") else { continue };
@@ -405,7 +405,7 @@ fn every_plan_constant_has_a_wgsl_twin() {
             .strip_prefix("u32 =")
             .and_then(|v| v.trim().strip_suffix(';'))
             .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("src/plan.rs: cannot read `{}`", line.trim()));
+            .unwrap_or_else(|| panic!("crates/swg/src/plan/records.rs: cannot read `{}`", line.trim()));
         assert_eq!(consts.get(name), Some(&Literal::U32(value)), "WGSL twin of {name} = {value}");
         seen += 1;
     }

@@ -1,3 +1,28 @@
+//! trnbake-bake: the bake pipeline. A [`BakeRequest`] (plain fields with the command line's
+//! defaults) becomes a validated [`Pipeline`], which tiles the grid, picks the backend (a GPU
+//! when there is one; the CPU where the kernels cannot compute an option exactly, decided once
+//! in [`surface_maps::surface_on_backend`]), checkpoints tiles so a killed bake resumes, streams
+//! the height files while tiles finish, writes the surface maps and the manifest. [`golden`]
+//! re-bakes fixtures and compares them with expected images.
+//!
+//! # Example
+//!
+//! ```
+//! use trnbake_bake::{Backend, BakeRequest};
+//!
+//! let out = std::env::temp_dir().join(format!("trnbake-bake-doc-{}", std::process::id()));
+//! let mut request = BakeRequest::demo(&out);      // the built-in 4 km demo terrain
+//! request.spacing = Some(64.0);                   // 65 x 65 posts
+//! request.maps = vec!["height".into(), "splat".into()];
+//! request.backend = Backend::Cpu;
+//! request.quiet = true;
+//! let report = request.pipeline()?.run()?;
+//! assert_eq!(report.posts, 65 * 65);
+//! assert!(out.join("height.tif").is_file() && out.join("manifest.json").is_file());
+//! # std::fs::remove_dir_all(&out)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! `trnbake bake`: a height grid over a region, tile by tile on the GPU or CPU backend, with
 //! checkpointed tiles (a killed bake resumes), deterministic shards for job arrays, and
 //! atomically written outputs plus a manifest.

@@ -1,3 +1,21 @@
+//! trnbake-nwn2: Neverwinter Nights 2 area terrain. [`load`] and [`save`] read and write the
+//! files losslessly; [`export`] builds an area from heights (a SWG region through
+//! [`from_swg`], or any heightmap), [`walkmesh`] bakes its walkmesh and pathing tables, and
+//! [`check`] reports every rule a file breaks. The `trnbake nwn2` commands are thin shells over
+//! these.
+//!
+//! # Example
+//!
+//! ```
+//! use trnbake_nwn2::walkmesh::VertexGrid;
+//!
+//! // Vertices sit 40/24 m apart, megatiles 40 m: vertex 24 starts the second megatile.
+//! assert_eq!(VertexGrid::xy(24, 0), [40.0, 0.0]);
+//! // Footstep materials by texture name (nwn2 §A.6.2).
+//! let grass = trnbake_nwn2::export::texture_material("tt_grass_01");
+//! assert_ne!(grass, 0);
+//! ```
+//!
 //! Neverwinter Nights 2 area terrain: the `.trn` (toolset) and `.trx` (game) files of spec
 //! `nwn2.md` — read, write, check, and export from SWG terrain or any heightmap.
 //!
@@ -18,7 +36,6 @@
 //!   range ([`export::GAME_HEIGHT_RANGE`], a project choice: the spec states no limit).
 //! - [`from_swg`]: the only file that touches the SWG model and evaluators: heights at the
 //!   vertices themselves, water levels per megatile, splat weights for the blend maps.
-//! - [`cmd`]: the `trnbake nwn2 …` command line (clap + anyhow), including `bench`.
 //!
 //! Conventions: area (x, y) = (world x − X0, world z − Z0) for SWG input; vertex (c, r) at
 //! the toolset's own f32 positions ([`walkmesh::VertexGrid::xy`]); row 0 and blend-map row 0

@@ -1,3 +1,30 @@
+//! trnbake-raster: height grids and their files.
+//!
+//! [`readers`] open any supported file as a [`HeightSource`]; [`writers`] write one (one module a
+//! format, and [`writers::set`] for a set of formats, engine presets and tiles). Every reader
+//! and writer reports failures as one [`Error`] type.
+//!
+//! # Example
+//!
+//! ```
+//! use trnbake_raster::{readers, write_geotiff_f32, Grid, HeightSource};
+//!
+//! let dir = std::env::temp_dir().join(format!("trnbake-raster-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let grid = Grid { cols: 3, rows: 2, x0: -2.0, z0: -1.0, spacing: 2.0 };
+//! let heights = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]; // row 0 = south
+//! let written = write_geotiff_f32(&dir.join("h.tif"), &grid, &heights, "doc local metres")?;
+//! assert_eq!(written.path, "h.tif");
+//!
+//! let back = readers::open(&dir.join("h.tif"), &Default::default())?;
+//! let mut out = [0.0f32; 6];
+//! back.source.read_block(0, 0, 3, 2, &mut out)?;
+//! assert_eq!(out, heights);
+//! assert_eq!(back.source.grid(), grid);
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Height exports and imports: GeoTIFF (Float32, or UInt16 with GDAL scale/offset), Terragen
 //! `.ter`, 16-bit PNG, RAW/R16/R32, engine presets, tiles with a GDAL VRT mosaic.
 //!

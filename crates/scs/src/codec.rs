@@ -920,10 +920,14 @@ pub struct Desc {
 
 pub const DESC_BYTES: usize = 32;
 
+/// Sector edge in metres (scs §B.2): the `.desc` bounds are in 1/256 m of it, and
+/// [`crate::map`] names sector files by it.
+pub const SECTOR_SIZE: f64 = 4000.0;
+
 impl Desc {
     /// The `.desc` the writer emits for sector (sx, sz).
     pub fn for_sector(sx: i32, sz: i32) -> Desc {
-        let s = super::map::SECTOR_SIZE as i32 * 256;
+        let s = SECTOR_SIZE as i32 * 256;
         Desc {
             version: 2,
             min: [sx.saturating_mul(s), sz.saturating_mul(s)],

@@ -1,3 +1,18 @@
+//! trnbake-scs: SCS Software maps as Bezier-patch mosaics. [`export`] fits a heightmap with a
+//! watertight mosaic of patches and writes the map folder; [`raster`] turns a map back into
+//! a height grid; [`inspect`] gives `scs info` and `scs check`.
+//!
+//! # Example
+//!
+//! ```
+//! use trnbake_scs::token::Token;
+//!
+//! // SCS names are base-38 tokens (§B.1).
+//! let t = Token::new("trnbake").expect("a valid token");
+//! assert_eq!(t.decode().as_deref(), Some("trnbake"));
+//! assert!(Token::new("Upper Case").is_none());
+//! ```
+//!
 //! SCS Software maps (Euro Truck Simulator 2 / American Truck Simulator): the export target of
 //! `trnbake scs` (spec: `../shared/spec/scs.md`).
 //!
@@ -15,7 +30,6 @@
 //! - [`export`]: heightmap → map folder (items split into sectors) + `manifest.json`.
 //! - [`raster`]: map → height grid (Bezier patches exactly, Terrain items approximately).
 //! - [`from_swg`]: the one file that uses the SWG model/evaluator (heights of a `.trn` region).
-//! - [`cmd`]: the `trnbake scs …` command line (clap + anyhow).
 
 pub mod codec;
 pub mod export;

@@ -5,10 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use super::codec::SECTOR_SIZE;
 use super::codec::{CodecError, Desc, Mbd, RawSectorFile, SectorFile};
-
-/// Sector edge in metres (scs §B.2).
-pub const SECTOR_SIZE: f64 = 4000.0;
 
 /// Largest number of sector files a map folder may hold (hostile-size limit).
 pub const MAX_SECTOR_FILES: usize = 1 << 16;

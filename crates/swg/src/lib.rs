@@ -1,5 +1,40 @@
 //! trnbake-swg: Star Wars Galaxies procedural terrain (`.trn`), read, written and evaluated
-//! exactly on the CPU. This is the crate a server emulator links for ground heights.
+//! exactly on the CPU. This is the crate a server emulator links for ground heights: it needs
+//! no GPU, image or command-line crates.
+//!
+//! The flow (docs/src/architecture.md): bytes → [`iff`] tree → [`model::Terrain`] (typed,
+//! lossless: [`model::Terrain::to_bytes`] writes the file back byte for byte) → [`plan`] (the
+//! layer tree flattened into `Pod` records, shared with the GPU kernels) → [`eval`] (the CPU
+//! evaluator: heights, spec `swg-trn` §5–§6) and [`surface`] (shader, flora, environment,
+//! colour maps). [`water`] gives water levels, [`fidelity`] checks heights against the maps the
+//! original tool baked into the file.
+//!
+//! Each WGSL kernel in `kernels/` has its CPU twin here, of the same name: `boundary.wgsl` ↔
+//! [`eval::boundary`], `filter.wgsl` ↔ [`eval::filter`], `affector.wgsl` ↔ [`eval::affector`],
+//! `feather.wgsl` ↔ [`eval::feather`], `noise.wgsl` ↔ [`noise`], `normals.wgsl` ↔
+//! [`surface::normals`], `water.wgsl` ↔ [`water`], `walk.wgsl` ↔ [`eval::walk_point`],
+//! `walk_strip.wgsl` ↔ [`eval::block`], `surface.wgsl` ↔ [`surface`], `records.wgsl` ↔
+//! [`plan`]'s records.
+//!
+//! # Example
+//!
+//! The height at a point of the built-in demo terrain (a `.trn` file loads with
+//! [`model::Terrain::load`]; bitmap families then resolve under
+//! [`plan::HeightOptions::data_root`]):
+//!
+//! ```
+//! use trnbake_swg::eval::HeightEvaluator;
+//! use trnbake_swg::plan::HeightOptions;
+//!
+//! let terrain = trnbake_swg::model::json::demo_terrain();
+//! let heights = HeightEvaluator::new(&terrain, &HeightOptions::default())?;
+//! let h = heights.height_at(100.0, -250.0); // x east, z north, world metres
+//! assert!(h.is_finite());
+//! // Many points at once, in parallel:
+//! let hs = heights.heights_at(&[(100.0, -250.0), (0.0, 0.0)]);
+//! assert_eq!(hs[0], h);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 #![allow(clippy::collapsible_match)]
 #![allow(clippy::too_many_arguments)]

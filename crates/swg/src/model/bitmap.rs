@@ -631,7 +631,7 @@ mod tests {
     #[test]
     fn real_mustafar_height() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/data/swg/terrain/mustafar_height.tga");
+            .join("../../../shared/data/swg/terrain/mustafar_height.tga");
         if !path.exists() {
             if std::env::var("CI").as_deref() == Ok("true") {
                 panic!("{} is missing and CI=true", path.display());

@@ -1,0 +1,218 @@
+//! The flattened evaluation plan: the layer tree of one pass as `#[repr(C)]` records in
+//! pre-order, shared by the CPU reference (`eval`) and the GPU kernels (`kernels/`).
+//!
+//! Only what the pass can see is kept: disabled items are dropped (swg-trn §4.1), and for
+//! the height pass every layer whose subtree holds no height affector is pruned, which is
+//! exact because filters and boundaries have no side effects. Each layer record carries the
+//! bounding box where it can be non-zero, so tiles (and single points) skip whole subtrees.
+//!
+//! Every record here has a WGSL twin in `kernels/records.wgsl`; keep them in sync (a test
+//! compares the layouts through naga).
+//!
+//! Files: [`records`] (the GPU layout and kind constants), `builder` (terrain → plan),
+//! `bitmaps` (loading bitmap families and colour ramps).
+
+mod bitmaps;
+mod builder;
+pub mod records;
+
+pub use records::*;
+
+use crate::model::bitmap::{Bitmap, BitmapError};
+use crate::model::layer::LayerItem;
+use crate::model::Terrain;
+use crate::noise::Fractal;
+use builder::{Builder, EVERYWHERE};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Options that change what the height pass computes.
+#[derive(Clone, Debug)]
+pub struct HeightOptions {
+    /// Apply the road and river height model of swg-trn §5.12 (unvalidated, [I]).
+    pub roads: bool,
+    /// Apply the FBIT gain of swg-trn §5.6 step 3.
+    pub bitmap_gain: bool,
+    /// Where bitmap paths such as `terrain/x.tga` resolve.
+    pub data_root: Option<PathBuf>,
+    /// A missing bitmap is an error (false) or a warning with an all-zero bitmap (true).
+    pub missing_bitmaps_zero: bool,
+}
+
+impl Default for HeightOptions {
+    fn default() -> Self {
+        HeightOptions { roads: false, bitmap_gain: true, data_root: None, missing_bitmaps_zero: false }
+    }
+}
+
+/// Building a plan failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("layer `{layer}` needs bitmap family {family} (`{path}`), but {reason}; pass --data-root DIR so that `{path}` resolves to DIR/{path}, or --missing-bitmaps=zero to treat it as black")]
+    MissingBitmap { layer: String, family: i32, path: String, reason: String },
+    #[error("layer `{layer}`: bitmap `{}`: {error}", path.display())]
+    Bitmap { layer: String, path: PathBuf, error: BitmapError },
+    #[error("the layer tree is nested {0} deep; at most {MAX_DEPTH} is supported")]
+    TooDeep(usize),
+}
+
+/// The flattened height pass of one terrain.
+#[derive(Clone, Debug, Default)]
+pub struct BakePlan {
+    pub layers: Vec<LayerRecord>,
+    pub boundaries: Vec<BoundaryRecord>,
+    pub filters: Vec<FilterRecord>,
+    pub affectors: Vec<AffectorRecord>,
+    pub roads: Vec<RoadRecord>,
+    /// Polygon/polyline/road control points (x, z).
+    pub points: Vec<[f32; 2]>,
+    /// `[sample_start, sample_count]` into `road_samples`, per road control segment.
+    pub road_segments: Vec<[u32; 2]>,
+    /// Road profile samples (x, height, z).
+    pub road_samples: Vec<[f32; 4]>,
+    pub road_heights: Vec<f32>,
+    pub fractal_records: Vec<FractalRecord>,
+    /// Colour ramps of the surface pass (ACRH/ACRF), 64 RGB entries each, and their paths.
+    pub ramps: Vec<Vec<[u8; 3]>>,
+    pub ramp_names: Vec<String>,
+    /// The same fractals for the CPU evaluator.
+    pub fractals: Vec<Fractal>,
+    pub bitmap_records: Vec<BitmapRecord>,
+    pub bitmaps: Vec<Bitmap>,
+    /// Half the map width: the map spans [−half, +half] in x and z.
+    pub half_width: f32,
+    /// Warnings met while planning (missing bitmaps in zero mode, unknown operations).
+    pub warnings: Vec<String>,
+    /// Where each record came from in the file, for explanations (`trnbake fidelity --explain`).
+    pub names: PlanNames,
+}
+
+/// The file names of a plan's records, parallel to `layers`, `filters` and `affectors`:
+/// a layer's path in the tree (`top/child/grandchild`), a rule's tag and editor name
+/// (`FHGT "height band"`).
+#[derive(Clone, Debug, Default)]
+pub struct PlanNames {
+    pub layers: Vec<String>,
+    pub filters: Vec<String>,
+    pub affectors: Vec<String>,
+}
+
+/// A rule's tag and its editor name, as [`PlanNames`] holds them.
+pub fn rule_label(rule: &crate::model::rules::Rule) -> String {
+    let (tag, _) = rule.kind.tag_and_version();
+    format!("{} \"{}\"", String::from_utf8_lossy(tag), rule.name)
+}
+
+/// The culled program of one tile (or one point).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TileList {
+    pub layers: Vec<TileLayer>,
+    pub boundaries: Vec<u32>,
+}
+
+impl BakePlan {
+    /// Flatten the height pass of `terrain`, loading the bitmaps it needs.
+    pub fn for_heights(terrain: &Terrain, opts: &HeightOptions) -> Result<BakePlan, PlanError> {
+        Self::for_pass(terrain, opts, Pass::Height)
+    }
+
+    /// Flatten the surface passes of `terrain` (swg-trn §5.2 steps 3–4), with the colour
+    /// ramps they reference (a missing ramp is treated like a missing bitmap).
+    pub fn for_surface(terrain: &Terrain, opts: &HeightOptions) -> Result<BakePlan, PlanError> {
+        Self::for_pass(terrain, opts, Pass::Surface)
+    }
+
+    /// Flatten one pass of `terrain`: layers whose subtrees hold none of the pass's affectors
+    /// are pruned (exact: filters and boundaries have no side effects).
+    pub fn for_pass(terrain: &Terrain, opts: &HeightOptions, pass: Pass) -> Result<BakePlan, PlanError> {
+        let mut b = Builder {
+            terrain,
+            opts,
+            pass,
+            plan: BakePlan { half_width: terrain.header.map_width * 0.5, ..Default::default() },
+            fractal_index: HashMap::new(),
+            bitmap_index: HashMap::new(),
+            path: Vec::new(),
+        };
+        for item in &terrain.generator.layers {
+            if let LayerItem::Layer(l) = item {
+                b.layer(l, 0, EVERYWHERE)?;
+            }
+        }
+        let mut rank = 0;
+        for l in &mut b.plan.layers {
+            rank += b.plan.filters[l.filter_start as usize..(l.filter_start + l.filter_count) as usize].iter().any(|f| f.kind == FILTER_SLOPE) as u32;
+            l.slope_rank = rank;
+        }
+        Ok(b.plan)
+    }
+
+    /// How many layers hold an FSLP filter (the last layer's `slope_rank`).
+    pub fn slope_layer_count(&self) -> u32 {
+        self.layers.last().map_or(0, |l| l.slope_rank)
+    }
+
+    /// The culled program of a tile covering `area` (min x, min z, max x, max z): the
+    /// layers whose bounds meet it, in pre-order, with skip targets inside the list, and for
+    /// each the boundaries that meet it. A layer with boundaries none of which meet the tile
+    /// has amount 0 there (1 when inverted: then it is kept with an empty boundary list).
+    pub fn tile_layers(&self, area: [f32; 4]) -> TileList {
+        let meets = |b: [f32; 4]| !(b[0] > area[2] || b[2] < area[0] || b[1] > area[3] || b[3] < area[1]);
+        let mut out = TileList::default();
+        let mut i = 0usize;
+        // Stack of (out index, layer subtree end) to patch skip targets.
+        let mut open: Vec<(usize, u32)> = Vec::new();
+        while i < self.layers.len() {
+            while let Some(&(at, end)) = open.last() {
+                if (i as u32) < end {
+                    break;
+                }
+                out.layers[at].skip_to = out.layers.len() as u32;
+                open.pop();
+            }
+            let l = &self.layers[i];
+            if !meets(l.bounds) {
+                i = l.subtree_end as usize;
+                continue;
+            }
+            let boundary_start = out.boundaries.len() as u32;
+            let range = l.boundary_start..l.boundary_start + l.boundary_count;
+            out.boundaries.extend(range.filter(|&b| meets(self.boundaries[b as usize].bounds)));
+            let boundary_count = out.boundaries.len() as u32 - boundary_start;
+            if l.boundary_count > 0 && boundary_count == 0 && l.flags & LAYER_INVERT_BOUNDARIES == 0 {
+                i = l.subtree_end as usize;
+                continue;
+            }
+            open.push((out.layers.len(), l.subtree_end));
+            out.layers.push(TileLayer { layer: i as u32, skip_to: 0, boundary_start, boundary_count });
+            i += 1;
+        }
+        while let Some((at, _)) = open.pop() {
+            out.layers[at].skip_to = out.layers.len() as u32;
+        }
+        out
+    }
+}
+
+
+impl BakePlan {
+    /// All bitmaps packed 4 pixels per u32 word, for the GPU.
+    pub fn bitmap_words(&self) -> Vec<u32> {
+        let mut bytes = Vec::new();
+        for b in &self.bitmaps {
+            bytes.extend_from_slice(&b.pixels);
+            bytes.resize(bytes.len().next_multiple_of(4), 0);
+        }
+        bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    }
+
+    /// Permutation tables of all fractals, concatenated (514 entries each).
+    pub fn perm_table(&self) -> Vec<u32> {
+        self.fractals.iter().flat_map(|f| f.tables.perm.iter().copied()).collect()
+    }
+
+    /// g2 gradients of all fractals, concatenated.
+    pub fn gradient_table(&self) -> Vec<[f32; 2]> {
+        self.fractals.iter().flat_map(|f| f.tables.g2.iter().copied()).collect()
+    }
+}
