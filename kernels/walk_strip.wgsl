@@ -1,5 +1,5 @@
 // walk_strip.wgsl — the height pass's layer walk over a strip of STRIP posts of one row per
-// invocation (port of `height_row` in src/eval/block.rs, layer-major over lanes): each layer,
+// invocation (port of `height_row` in crates/swg/src/eval/walk_strip.rs, layer-major over lanes): each layer,
 // boundary, filter and affector record is loaded once for the strip instead of once per post.
 // Lanes whose amount is 0 at a layer are masked the way the CPU's row walk masks them (their
 // amount, and so their children's, is 0, and nothing in a subtree acts unless T > 0), so every

@@ -448,6 +448,7 @@ fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
             crate::cli::RowOrderArg::North => RowOrder::NorthFirst,
             crate::cli::RowOrderArg::South => RowOrder::SouthFirst,
         }),
+        limits: Default::default(),
     };
     if args.spacing.is_some_and(|s| !(s.is_finite() && s > 0.0)) {
         bail!("--spacing must be a positive number of metres");

@@ -1,10 +1,6 @@
 //! The `trnbake` command line: clap flags become jobs for the library crates in `crates/`
 //! (docs/src/architecture.md), and errors are printed once, here.
 
-// `!(a < b)` is deliberate where it appears: it keeps NaN semantics identical to the WGSL twins.
-#![allow(clippy::neg_cmp_op_on_partial_ord)]
-#![allow(clippy::too_many_arguments)]
-
 mod app;
 mod bench;
 mod cli;
@@ -35,7 +31,28 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("error: {e:#}");
+            if let Some(hint) = flag_hint(&e) {
+                eprintln!("hint: {hint}");
+            }
             ExitCode::from(1)
         }
     }
+}
+
+/// The command-line flags that fix an error the libraries describe in their own terms.
+fn flag_hint(e: &anyhow::Error) -> Option<String> {
+    use trnbake_swg::plan::PlanError;
+    e.chain().find_map(|c| {
+        // A plan error reaches here itself, or inside the bake's error (transparent there).
+        let plan = c.downcast_ref::<PlanError>().or_else(|| match c.downcast_ref::<trnbake_bake::Error>() {
+            Some(trnbake_bake::Error::Plan(p)) => Some(p),
+            _ => None,
+        });
+        match plan {
+            Some(PlanError::MissingBitmap { path, .. }) => {
+                Some(format!("pass --data-root DIR so that `{path}` resolves to DIR/{path}, or --missing-bitmaps=zero to treat it as black"))
+            }
+            _ => None,
+        }
+    })
 }

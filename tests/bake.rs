@@ -1,6 +1,8 @@
 //! End-to-end bakes of the demo terrain: outputs and manifest, shards + merge equal a single
 //! bake, and a killed bake resumes from its checkpoints (CPU backend, so it runs anywhere).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -204,4 +206,25 @@ fn streamed_outputs_finish_on_one_thread_and_equal_the_merged_outputs() {
     for d in [streamed, shard, merged] {
         std::fs::remove_dir_all(d).unwrap();
     }
+}
+
+/// A missing bitmap: the library says what to change in its own terms, the command line adds
+/// its flags as a hint, for a point sample and for a bake alike.
+#[test]
+fn a_missing_bitmap_names_the_library_fix_and_the_flags() {
+    let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
+    let empty = tmp("no-bitmaps");
+    std::fs::create_dir_all(&empty).unwrap();
+    let sample = trnbake().args(["sample", "--at", "0,0", "--data-root"]).arg(&empty).arg(&trn).output().unwrap();
+    let out = tmp("no-bitmaps-bake");
+    let bake = trnbake().args(["bake", "--backend", "cpu", "--spacing", "512", "--maps", "height", "-q", "-o"]).arg(&out).arg("--data-root").arg(&empty).arg(&trn).output().unwrap();
+    for (what, o) in [("sample", sample), ("bake", bake)] {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{what}: {err}");
+        let error_line = err.lines().find(|l| l.starts_with("error:")).unwrap_or_default();
+        assert!(error_line.contains("set the data root") && !error_line.contains("--"), "{what}: the library's message has no flags: {err}");
+        assert!(err.contains("hint: pass --data-root DIR so that `"), "{what}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&empty);
+    let _ = std::fs::remove_dir_all(&out);
 }

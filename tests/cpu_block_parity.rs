@@ -2,7 +2,7 @@
 //! every lane width (`trnbake_swg::lanes`).
 
 mod common;
-use trnbake_swg::eval::block::{height_row_with, RowScratch};
+use trnbake_swg::eval::walk_strip::{height_row_with, RowScratch};
 use trnbake_swg::eval::{height_at_point, Grid, HeightEvaluator};
 use trnbake_swg::lanes::Width;
 use trnbake_swg::plan::{BakePlan, TileList};

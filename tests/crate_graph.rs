@@ -25,7 +25,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file belongs to (`src/eval/block.rs` → `eval`, `src/plan.rs` → `plan`).
+/// The top-level module a file belongs to (`src/eval/walk_strip.rs` → `eval`, `src/plan/mod.rs` → `plan`).
 fn module_of(src: &Path, file: &Path) -> String {
     let rel = file.strip_prefix(src).unwrap();
     let first = rel.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
@@ -248,4 +248,35 @@ fn each_game_model_stands_alone() {
             }
         }
     }
+}
+
+#[test]
+fn every_kernel_has_a_cpu_twin_of_the_same_name() {
+    // vello's rule: `kernels/NAME.wgsl` is ported from (or to) `NAME.rs` (or `NAME/mod.rs`)
+    // somewhere in trnbake-swg, so either side is found from the other by name.
+    // `plan_bindings.wgsl` only declares the plan's bindings; the host names them.
+    let mut twins = Vec::new();
+    rust_files(&workspace().join("crates/swg/src"), &mut twins);
+    let stems: Vec<String> = twins
+        .iter()
+        .map(|f| {
+            let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+            if stem == "mod" {
+                f.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned()
+            } else {
+                stem
+            }
+        })
+        .collect();
+    let mut kernels = 0;
+    for e in std::fs::read_dir(workspace().join("kernels")).unwrap() {
+        let p = e.unwrap().path();
+        let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+        if p.extension().is_none_or(|x| x != "wgsl") || stem == "plan_bindings" {
+            continue;
+        }
+        assert!(stems.contains(&stem), "kernels/{stem}.wgsl has no CPU twin named {stem}.rs in crates/swg/src");
+        kernels += 1;
+    }
+    assert!(kernels >= 12, "{kernels} kernels found");
 }

@@ -14,8 +14,8 @@
 mod alloc;
 
 use libfuzzer_sys::fuzz_target;
-use trnbake::swg::json::terrain_from_json;
-use trnbake::swg::Terrain;
+use trnbake_swg::model::json::terrain_from_json;
+use trnbake_swg::model::Terrain;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

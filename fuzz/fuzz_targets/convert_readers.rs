@@ -1,5 +1,5 @@
 //! Arbitrary bytes through the heightmap readers of `trnbake convert`
-//! (`export::import::open`, the same entry point the command uses). The first byte picks the
+//! (`trnbake_raster::readers::open`, the same entry point the command uses). The first byte picks the
 //! reader (`% 4`): 0 Terragen `.ter`, 1 GeoTIFF, 2 16-bit PNG, 3 RAW. For RAW the next 8 bytes
 //! are `--dims` (two u32 LE, any value, so hostile sizes are tried) and 1 byte picks R16/R32;
 //! the rest is the file. The readers take paths, so each run writes its input to a temp file.
@@ -14,7 +14,7 @@
 //!     post, checked before anything is allocated; posts are read as 4-byte f32);
 //!   - GeoTIFF, PNG: decompression expands, so the bound is per declared post: 32 bytes a post
 //!     (decoded samples up to 8 bytes, the f32 heights, the PNG output buffer) + 8 bytes per
-//!     input byte + 16 MiB, for at most `MAX_DECODED_BYTES / 4` posts (the reader's limit).
+//!     input byte + 16 MiB, for at most `Limits::DEFAULT.decoded_bytes / 4` posts (the reader's limit).
 //!     Images that declare more than `FUZZ_MAX_POSTS` posts but no more than that limit are
 //!     skipped: they may legitimately allocate gigabytes, over libFuzzer's -rss_limit_mb.
 
@@ -27,9 +27,10 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use trnbake::export::import::{self, ImportOptions, InputFormat, MAX_DECODED_BYTES};
-use trnbake::export::ter::{write_ter_from, TerSource};
-use trnbake::export::HeightSource;
+use trnbake_raster::readers::{self, ImportOptions, InputFormat};
+use trnbake_raster::Limits;
+use trnbake_raster::writers::ter::{write_ter_from, TerSource};
+use trnbake_raster::HeightSource;
 
 /// Images with more declared posts than this (and no more than the reader's limit) are skipped.
 const FUZZ_MAX_POSTS: u64 = 1 << 22;
@@ -90,20 +91,20 @@ fuzz_target!(|data: &[u8]| {
     opts.format = Some(format);
     opts.height_range = Some((0.0, 65535.0));
     if let Some(n) = declared_posts(format, file) {
-        if n > FUZZ_MAX_POSTS && n.saturating_mul(4) <= MAX_DECODED_BYTES {
+        if n > FUZZ_MAX_POSTS && n.saturating_mul(4) <= Limits::DEFAULT.decoded_bytes {
             return;
         }
     }
     let path = dir().join(name);
     std::fs::write(&path, file).expect("write the input");
 
-    let (heights, peak) = alloc::peak_alloc(|| import::open(&path, &opts).map(|imp| (read_all(&*imp.source), imp.source.grid())));
+    let (heights, peak) = alloc::peak_alloc(|| readers::open(&path, &opts).map(|imp| (read_all(&*imp.source), imp.source.grid())));
     match format {
         InputFormat::Tif | InputFormat::Png => {
-            let posts = declared_posts(format, file).unwrap_or(0).min(MAX_DECODED_BYTES / 4) as usize;
-            alloc::assert_bound("import::open (image)", peak, data.len(), 8, posts.saturating_mul(32) + (16 << 20));
+            let posts = declared_posts(format, file).unwrap_or(0).min(Limits::DEFAULT.decoded_bytes / 4) as usize;
+            alloc::assert_bound("readers::open (image)", peak, data.len(), 8, posts.saturating_mul(32) + (16 << 20));
         }
-        _ => alloc::assert_bound("import::open (.ter/RAW)", peak, data.len(), 8, 1 << 20),
+        _ => alloc::assert_bound("readers::open (.ter/RAW)", peak, data.len(), 8, 1 << 20),
     }
     let Ok((heights, grid)) = heights else { return };
 

@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use trnbake::nwn2::{check, codec, info};
+use trnbake_nwn2::{check, codec, info};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(f) = codec::read(data) else { return };

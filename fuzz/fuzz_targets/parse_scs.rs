@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use trnbake::scs::codec::{Desc, Mbd, RawSectorFile, SectorFile};
+use trnbake_scs::codec::{Desc, Mbd, RawSectorFile, SectorFile};
 
 fn same<T: PartialEq + std::fmt::Debug>(a: &T, b: &T) -> bool {
     // NaN fields make `==` false; the Debug text (and the bytes) still compare them.

@@ -17,7 +17,7 @@
 mod alloc;
 
 use libfuzzer_sys::fuzz_target;
-use trnbake::swg::Terrain;
+use trnbake_swg::model::Terrain;
 
 /// Inputs above this size skip the JSON step.
 const JSON_MAX_INPUT: usize = 4096;

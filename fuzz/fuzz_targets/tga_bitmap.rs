@@ -16,7 +16,7 @@
 mod alloc;
 
 use libfuzzer_sys::fuzz_target;
-use trnbake::swg::bitmap::{load_color_ramp_tga, Bitmap};
+use trnbake_swg::model::bitmap::{load_color_ramp_tga, Bitmap};
 
 /// An uncompressed, bottom-left-origin 8-bit greyscale TGA of `b` (rows are stored bottom
 /// first, which is `Bitmap`'s order).

@@ -50,11 +50,13 @@ use sha2::{Digest, Sha256};
 
 pub mod error;
 pub mod fsutil;
+pub mod limits;
 pub mod readers;
 pub mod source;
 pub mod writers;
 
 pub use error::{Error, Result};
+pub use limits::Limits;
 pub use trnbake_swg::grid::Grid;
 pub use writers::geotiff::{write_geotiff_f32, write_geotiff_u16};
 pub use writers::png16::write_png16;

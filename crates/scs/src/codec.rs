@@ -13,7 +13,7 @@ use super::token::Token;
 pub const MAP_VERSION: u32 = 907;
 /// Game map version (scs §B.2).
 pub const GAME_MAP_VERSION: u32 = 3;
-/// Item type codes (scs §B.5, §B.8; 0x05 inferred, see [`Model`]).
+/// Item type codes (scs §B.5, §B.8; 0x05 inferred, see `Model`).
 pub const ITEM_TERRAIN: u32 = 0x01;
 pub const ITEM_MODEL: u32 = 0x05;
 pub const ITEM_BEZIER_PATCH: u32 = 0x27;

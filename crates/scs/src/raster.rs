@@ -266,7 +266,7 @@ pub fn rasterize(mbd: &Path, spacing: Option<f64>) -> Result<Raster, MapError> {
                 return Err(bad(format!("{cols}×{rows} posts at {sp} m is over the {MAX_POSTS}-post limit; give a larger --spacing")));
             }
             // y = −Z: grid z north = −SCS Z.
-            let grid = Grid { cols: cols as u32, rows: rows as u32, x0: x0, z0: -(zs + (rows - 1) as f64 * sp), spacing: sp };
+            let grid = Grid { cols: cols as u32, rows: rows as u32, x0, z0: -(zs + (rows - 1) as f64 * sp), spacing: sp };
             (grid, Box::new(|x, z| (x, -z)), false, "SCS world coordinates: x = X (east), y = -Z (SCS Z points south), metres".to_string())
         }
     };

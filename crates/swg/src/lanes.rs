@@ -1,13 +1,13 @@
 //! Lanes: one vector abstraction over the CPU's SIMD widths, so the row kernels of the CPU
 //! backend (fractal octaves and shaping in `noise`, boundary and filter lanes in
-//! `eval::block`) are written once and run 8 posts at a time with AVX2, 4 with SSE2 (the
+//! `eval::walk_strip`) are written once and run 8 posts at a time with AVX2, 4 with SSE2 (the
 //! x86-64 baseline) or 1 on other targets.
 //!
 //! Every operation is the IEEE single-precision operation of the scalar code (`addps` is
 //! `+`, `divps` is `/`, `sqrtps` is `sqrt`, `cvttps2dq` is `as i32` for in-range values); no
 //! FMA is ever formed (Rust never contracts `a * b + c`, and none is called here). So a lane
 //! computes bit for bit what the per-post reference computes, whatever the width (tests in
-//! `noise` and `eval::block` check every width against the scalar code), which keeps the CPU
+//! `noise` and `eval::walk_strip` check every width against the scalar code), which keeps the CPU
 //! backend the exact oracle of the GPU kernels (gpu.md §3.5).
 //!
 //! NaN conventions, as on x86: `min(a, b)`/`max(a, b)` return `b` when either is NaN;

@@ -9,12 +9,10 @@
 //! colour maps). [`water`] gives water levels, [`fidelity`] checks heights against the maps the
 //! original tool baked into the file.
 //!
-//! Each WGSL kernel in `kernels/` has its CPU twin here, of the same name: `boundary.wgsl` ↔
-//! [`eval::boundary`], `filter.wgsl` ↔ [`eval::filter`], `affector.wgsl` ↔ [`eval::affector`],
-//! `feather.wgsl` ↔ [`eval::feather`], `noise.wgsl` ↔ [`noise`], `normals.wgsl` ↔
-//! [`surface::normals`], `water.wgsl` ↔ [`water`], `walk.wgsl` ↔ [`eval::walk_point`],
-//! `walk_strip.wgsl` ↔ [`eval::block`], `surface.wgsl` ↔ [`surface`], `records.wgsl` ↔
-//! [`plan`]'s records.
+//! Each WGSL kernel in `kernels/` has its CPU twin here, of the same name: the height pass's
+//! in [`eval`] (`walk`, `walk_strip`, `height`, `boundary`, `filter`, `affector`, `feather`),
+//! `noise.wgsl` ↔ [`noise`], `normals.wgsl` ↔ [`surface::normals`], `surface.wgsl` ↔
+//! [`surface`], `water.wgsl` ↔ [`water`], `records.wgsl` ↔ [`plan::records`].
 //!
 //! # Example
 //!
@@ -35,9 +33,6 @@
 //! assert_eq!(hs[0], h);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
-#![allow(clippy::neg_cmp_op_on_partial_ord)]
-#![allow(clippy::collapsible_match)]
-#![allow(clippy::too_many_arguments)]
 
 pub mod iff;
 pub mod grid;

@@ -21,10 +21,8 @@ use crate::error::{Context, Result};
 use super::source::{check_block, RawFileSource, RawSample};
 use crate::writers::ter::TerSource;
 use crate::writers::png16;
-use crate::{HeightSource, MemSource, Grid, RowOrder, WrittenFile};
+use crate::{HeightSource, Limits, MemSource, Grid, RowOrder, WrittenFile};
 
-/// Largest decoded image `convert` accepts (samples × 4 bytes): a 32769² Float32 grid.
-pub const MAX_DECODED_BYTES: u64 = 32769 * 32769 * 4;
 
 /// An input format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -53,6 +51,8 @@ pub struct ImportOptions {
     /// Heights of raw 0 and raw 65535 (PNG, R16).
     pub height_range: Option<(f64, f64)>,
     pub row_order: Option<RowOrder>,
+    /// Size limits against hostile files.
+    pub limits: Limits,
 }
 
 /// A decoded input.
@@ -200,14 +200,14 @@ fn centred(cols: u32, rows: u32, spacing: f64) -> Grid {
     Grid { cols, rows, x0: half(cols), z0: half(rows), spacing }
 }
 
-fn check_decoded_size(path: &Path, cols: u32, rows: u32) -> Result<()> {
+fn check_decoded_size(path: &Path, cols: u32, rows: u32, limits: &Limits) -> Result<()> {
     if cols == 0 || rows == 0 {
         bail!("{}: empty image {cols}x{rows}", path.display());
     }
     // Checked: TIFF dimensions are u32, and 2^31 × 2^31 × 4 wraps to 0 in u64.
     let bytes = u64::from(cols).checked_mul(u64::from(rows)).and_then(|n| n.checked_mul(4));
-    if bytes.is_none_or(|b| b > MAX_DECODED_BYTES) {
-        bail!("{}: {cols}x{rows} is larger than convert reads (32769² posts at most)", path.display());
+    if bytes.is_none_or(|b| b > limits.decoded_bytes) {
+        bail!("{}: {cols}x{rows} is larger than the readers' limit ({} bytes of Float32 posts; 32769² posts by default)", path.display(), limits.decoded_bytes);
     }
     Ok(())
 }
@@ -222,10 +222,10 @@ fn open_tiff(path: &Path, opts: &ImportOptions) -> Result<(Box<dyn HeightSource>
     check_tiff_tag_sizes(path)?;
     let file = std::fs::File::open(path).with_context(|| format!("cannot open {name}"))?;
     let mut limits = Limits::default();
-    limits.decoding_buffer_size = MAX_DECODED_BYTES as usize * 2; // Float64 input
+    limits.decoding_buffer_size = usize::try_from(opts.limits.decoded_bytes).unwrap_or(usize::MAX).saturating_mul(2); // Float64 input
     let mut d = Decoder::new(BufReader::new(file)).with_context(|| format!("{name}: not a readable TIFF"))?.with_limits(limits);
     let (cols, rows) = d.dimensions().with_context(|| format!("{name}: no image dimensions"))?;
-    check_decoded_size(path, cols, rows)?;
+    check_decoded_size(path, cols, rows, &opts.limits)?;
     let spp = d.find_tag_unsigned::<u32>(Tag::SamplesPerPixel).ok().flatten().unwrap_or(1);
     if spp != 1 {
         bail!("{name}: {spp} samples per pixel; convert reads single-band height rasters");
@@ -276,7 +276,7 @@ fn open_tiff(path: &Path, opts: &ImportOptions) -> Result<(Box<dyn HeightSource>
 /// Every tag of the first IFD must declare no more value bytes than the file holds. The
 /// `tiff` decoder allocates a tag's values from its declared count before reading them, so a
 /// 783-byte file could make it allocate 190 MB (fuzz finding, convert_readers); the image
-/// itself is bounded by `MAX_DECODED_BYTES`, tag arrays by the file length.
+/// itself is bounded by [`Limits::decoded_bytes`], tag arrays by the file length.
 fn check_tiff_tag_sizes(path: &Path) -> Result<()> {
     use std::io::{Seek, SeekFrom};
     let name = path.display().to_string();
@@ -378,7 +378,7 @@ fn tiff_grid<R: std::io::Read + std::io::Seek>(d: &mut tiff::decoder::Decoder<R>
 fn open_png(path: &Path, opts: &ImportOptions, side: Option<&WrittenFile>) -> Result<Box<dyn HeightSource>> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path).with_context(|| format!("cannot open {name}"))?;
-    let mut dec = png::Decoder::new_with_limits(BufReader::new(file), png::Limits { bytes: MAX_DECODED_BYTES as usize });
+    let mut dec = png::Decoder::new_with_limits(BufReader::new(file), png::Limits { bytes: usize::try_from(opts.limits.decoded_bytes).unwrap_or(usize::MAX) });
     dec.set_transformations(png::Transformations::IDENTITY);
     let mut reader = dec.read_info().with_context(|| format!("{name}: not a readable PNG"))?;
     let info = reader.info();
@@ -386,7 +386,7 @@ fn open_png(path: &Path, opts: &ImportOptions, side: Option<&WrittenFile>) -> Re
     if (info.color_type, info.bit_depth) != (png::ColorType::Grayscale, png::BitDepth::Sixteen) {
         bail!("{name}: {:?} {:?}-bit PNG; convert reads 16-bit greyscale heightmaps", info.color_type, info.bit_depth as u8);
     }
-    check_decoded_size(path, cols, rows)?;
+    check_decoded_size(path, cols, rows, &opts.limits)?;
     let text = |k: &str| -> Option<f64> { info.uncompressed_latin1_text.iter().find(|t| t.keyword == k).and_then(|t| t.text.trim().parse().ok()) };
     let (t_scale, t_offset) = (text(png16::KEY_SCALE), text(png16::KEY_OFFSET));
     let t_grid = match (text(png16::KEY_SPACING), text(png16::KEY_WEST_X), text(png16::KEY_SOUTH_Z)) {
@@ -541,10 +541,14 @@ mod tests {
     #[test]
     fn decoded_size_check_does_not_wrap() {
         let p = Path::new("big.tif");
-        assert!(check_decoded_size(p, 4097, 4097).is_ok());
+        assert!(check_decoded_size(p, 4097, 4097, &Limits::DEFAULT).is_ok());
         for (c, r) in [(1u32 << 31, 1u32 << 31), (u32::MAX, u32::MAX), (u32::MAX, 1 << 30), (32770, 32770)] {
-            let e = check_decoded_size(p, c, r).unwrap_err().to_string();
-            assert!(e.contains("larger than convert reads") && e.contains("big.tif"), "{c}x{r}: {e}");
+            let e = check_decoded_size(p, c, r, &Limits::DEFAULT).unwrap_err().to_string();
+            assert!(e.contains("larger than the readers' limit") && e.contains("big.tif"), "{c}x{r}: {e}");
         }
+        // A caller's lower limit holds too.
+        let small = Limits { decoded_bytes: 1024 * 1024 * 4 };
+        assert!(check_decoded_size(p, 1024, 1024, &small).is_ok());
+        assert!(check_decoded_size(p, 1025, 1024, &small).is_err());
     }
 }

@@ -28,7 +28,7 @@
 //! low bytes defeat it); zlib 3 + Up gives files 2× smaller than `Fast` at a quarter of its
 //! speed, close to the best ratio of any setting. The `png` crate deflates on one thread, so
 //! the image data is deflated here in parallel jobs of ~256 KiB of scanlines joined into one
-//! zlib stream ([`write_idat_parallel`]); the whole image is never held. The SHA-256 is
+//! zlib stream (`write_idat_parallel`); the whole image is never held. The SHA-256 is
 //! computed on the bytes as they are written.
 
 use std::io::{self, Write};

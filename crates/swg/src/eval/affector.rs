@@ -89,7 +89,7 @@ pub fn road_hit(plan: &BakePlan, r: &RoadRecord, x: f32, z: f32) -> Option<RoadH
     Some(RoadHit { distance: d, segment: best_seg, t: best_t, weight })
 }
 
-/// Road/river height (swg-trn §5.12 recommended model, [I]): distance to the control
+/// Road/river height (swg-trn §5.12 recommended model, \[I\]): distance to the control
 /// polyline, the profile height of the nearest segment's HDTA samples (or the fixed heights),
 /// a feathered blend within half the width.
 pub fn height_road(plan: &BakePlan, r: &RoadRecord, h: f32, t: f32, x: f32, z: f32) -> f32 {

@@ -1,4 +1,4 @@
-//! Lane forms (`crate::lanes`) of the per-post functions the row walk of [`super::block`]
+//! Lane forms (`crate::lanes`) of the per-post functions the row walk of [`super::walk_strip`]
 //! spends its time in: feather functions and the feathered interpolant (§5.4, §5.5), the
 //! height operations (§5.7), and the circle and rectangle influences (§5.4). Each computes,
 //! per lane, exactly the f32 operations of its scalar twin ([`super::feather`],

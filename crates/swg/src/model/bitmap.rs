@@ -595,7 +595,7 @@ mod tests {
                 let mut left = n as i64 + (rng.next() % 3) as i64 - 1;
                 while left > 0 {
                     let k = 1 + (rng.next() % 6) as usize;
-                    if rng.next() % 2 == 0 {
+                    if rng.next().is_multiple_of(2) {
                         v.push(0x80 | (k - 1) as u8);
                         v.extend((0..bpp).map(|_| rng.next() as u8));
                     } else {

@@ -1,7 +1,7 @@
 //! Reading and writing payload fields (swg-trn §1: little-endian scalars, NUL-terminated
 //! Latin-1 strings, i32 booleans) and walking FORMs with precise error locations.
 //!
-//! Every payload struct is declared once with [`payload_struct!`], which derives both its
+//! Every payload struct is declared once with `payload_struct!`, which derives both its
 //! decoder and its encoder from the same field list, so reader and writer cannot drift.
 
 use crate::iff::{Chunk, Form, FormatError, Node, Tag};

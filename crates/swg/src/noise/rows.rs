@@ -291,7 +291,7 @@ unsafe fn gain_lanes<L: Lanes>(r: L::F, exponent: f32) -> L::F {
 }
 
 impl Fractal {
-    /// F at (xs[l], z) for every lane into `out`, bit for bit equal to [`Fractal::value`]
+    /// F at (xs\[l\], z) for every lane into `out`, bit for bit equal to [`Fractal::value`]
     /// per lane, at the process's lane width (`crate::lanes::width`).
     pub fn value_row(&self, xs: &[f32], z: f32, out: &mut [f32]) {
         crate::with_lanes!(|L; f: &Fractal, xs: &[f32], z: f32, out: &mut [f32]| -> () { f.value_row_with::<L>(xs, z, out) }, self, xs, z, out)

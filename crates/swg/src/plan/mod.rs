@@ -29,7 +29,7 @@ use std::path::PathBuf;
 /// Options that change what the height pass computes.
 #[derive(Clone, Debug)]
 pub struct HeightOptions {
-    /// Apply the road and river height model of swg-trn §5.12 (unvalidated, [I]).
+    /// Apply the road and river height model of swg-trn §5.12 (unvalidated, \[I\]).
     pub roads: bool,
     /// Apply the FBIT gain of swg-trn §5.6 step 3.
     pub bitmap_gain: bool,
@@ -48,7 +48,9 @@ impl Default for HeightOptions {
 /// Building a plan failed.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
-    #[error("layer `{layer}` needs bitmap family {family} (`{path}`), but {reason}; pass --data-root DIR so that `{path}` resolves to DIR/{path}, or --missing-bitmaps=zero to treat it as black")]
+    /// The message says what to change in the library's terms ([`HeightOptions::data_root`],
+    /// [`HeightOptions::missing_bitmaps_zero`]); the command line adds its flags as a hint.
+    #[error("layer `{layer}` needs bitmap family {family} (`{path}`), but {reason}; set the data root to the folder DIR in which `{path}` resolves to DIR/{path}, or read missing bitmaps as black")]
     MissingBitmap { layer: String, family: i32, path: String, reason: String },
     #[error("layer `{layer}`: bitmap `{}`: {error}", path.display())]
     Bitmap { layer: String, path: PathBuf, error: BitmapError },

@@ -43,7 +43,7 @@ pub struct SurfaceGrid {
     pub normals: Vec<[f32; 3]>,
     pub results: Vec<PostSurface>,
     /// The water surface height per post ([`WaterTables::height_at`]), when a backend has
-    /// computed it already (the GPU's water pass); `None` leaves it to [`write_maps`], which
+    /// computed it already (the GPU's water pass); `None` leaves it to `trnbake_bake::surface_maps::write_maps`, which
     /// computes it on the CPU where a map needs it.
     pub water: Option<Vec<Option<f32>>>,
 }

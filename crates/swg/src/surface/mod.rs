@@ -184,13 +184,13 @@ impl SurfaceOptions {
     /// FSLP readings are CPU-only.
     pub fn gpu_unsupported(&self) -> Option<String> {
         if matches!(self.direction, DirectionFilter::Aspect | DirectionFilter::AspectUp) {
-            return Some("the FDIR aspect reading (--fdir aspect) needs atan2, which GPUs do not compute like the CPU".into());
+            return Some("the FDIR aspect reading needs atan2, which GPUs do not compute like the CPU".into());
         }
         if matches!(self.walk, SurfaceWalk::TreeHeight | SurfaceWalk::TreeShader) {
-            return Some(format!("the surface walk `{:?}` (--surface-walk) is implemented on the CPU only (the GPU computes separate and tree)", self.walk));
+            return Some(format!("the surface walk `{:?}` is implemented on the CPU only (the GPU computes separate and tree)", self.walk));
         }
         if self.slope_flat != SlopeFlat::Exclude || self.flora_zero != FloraZero::RemoveFamily || self.flora_both != FloraBoth::Clear {
-            return Some("the --slope-flat, --flora-zero and --flora-both readings are implemented on the CPU only".into());
+            return Some("the slope-flat, flora-zero and flora-both readings other than the defaults are implemented on the CPU only".into());
         }
         None
     }
@@ -582,7 +582,7 @@ impl SlopeNeighbourhood<'_> {
 }
 
 /// A block of grid posts to evaluate together ([`SurfaceEvaluator::grid_block`]): its culled
-/// programs and, under [`SlopeHeight::Tree`], one [`SlopeTrace`] per post of the block and of
+/// programs and, under [`SlopeHeight::Tree`], one `SlopeTrace` per post of the block and of
 /// its 1-post ring, each walked once for all the posts whose FSLP reads it (the CPU twin of
 /// the GPU's `slope_heights_pass`).
 pub struct GridBlock {

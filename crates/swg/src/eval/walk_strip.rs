@@ -1,6 +1,6 @@
-//! The CPU backend's fast path: the same height pass as [`super::height_at_point`], but
-//! layer-major over a row of posts (lanes) instead of post by post — the way a GPU runs
-//! it. Every post sees exactly the same f32 operations in the same order as in
+//! The CPU backend's fast path, twin of `kernels/walk_strip.wgsl`: the same height pass as
+//! [`super::height_at_point`], but layer-major over a strip of a row's posts (lanes) instead
+//! of post by post — the way the GPU kernel runs it. Every post sees exactly the same f32 operations in the same order as in
 //! `height_at_point` (a test asserts bit equality), but the per-layer bookkeeping is paid
 //! once per row instead of once per post, and the inner loops run over contiguous lanes.
 //!
