@@ -228,3 +228,97 @@ fn a_missing_bitmap_names_the_library_fix_and_the_flags() {
     let _ = std::fs::remove_dir_all(&empty);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Turns a finished shard 1/2 into what an unsharded bake killed midway leaves.
+fn as_killed_unsharded(dir: &Path) {
+    let state_path = dir.join("bake-state.json");
+    let mut state: serde_json::Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    state["shard"] = serde_json::Value::Null;
+    state["complete"] = false.into();
+    std::fs::write(&state_path, serde_json::to_vec(&state).unwrap()).unwrap();
+}
+
+/// Overwrites the first checkpoint tile of `dir` with zeros at its own size: what a power loss
+/// can leave of a tile renamed into place without fsync.
+fn zero_a_tile(dir: &Path) -> PathBuf {
+    let mut tiles: Vec<PathBuf> = std::fs::read_dir(dir.join(".trnbake-tiles")).unwrap().map(|e| e.unwrap().path()).collect();
+    tiles.sort();
+    let t = tiles.into_iter().next().expect("a checkpoint tile");
+    let len = std::fs::metadata(&t).unwrap().len();
+    std::fs::write(&t, vec![0u8; len as usize]).unwrap();
+    t
+}
+
+/// Issue #26 case 1: checkpoints baked with other inputs (here an empty data root with
+/// missing bitmaps read as black) are not resumed when the data root changes; the bake starts
+/// afresh and equals an uninterrupted bake with the real data.
+#[test]
+fn resume_refuses_checkpoints_of_other_inputs() {
+    let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
+    let root = common::swg_root();
+    let empty = tmp("resume-empty-root");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (fresh, killed) = (tmp("resume-inputs-fresh"), tmp("resume-inputs-killed"));
+    let run = |out: &Path, data_root: &Path, extra: &[&str]| {
+        let o = trnbake()
+            .args(["bake", "--backend", "cpu", "--spacing", "256", "--tile", "16", "--maps", "height", "--format", "tif", "-o"])
+            .arg(out)
+            .arg("--data-root")
+            .arg(data_root)
+            .arg(&trn)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    run(&fresh, &root, &[]);
+    run(&killed, &empty, &["--missing-bitmaps", "zero", "--shard", "1/2", "-q"]);
+    as_killed_unsharded(&killed);
+    let err = run(&killed, &root, &[]);
+    assert!(err.contains("belong to a different bake: its heights come from other inputs") && err.contains("starting afresh"), "{err}");
+    assert!(!err.contains("resuming"), "{err}");
+    assert_eq!(std::fs::read(fresh.join("height.tif")).unwrap(), std::fs::read(killed.join("height.tif")).unwrap());
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(fresh.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["parameters"]["plan_sha256"].as_str().map(str::len), Some(64), "the manifest records the plan's fingerprint");
+    for d in [empty, fresh, killed] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
+/// Issue #26 case 3: a checkpoint tile of the right size but zeroed is not trusted: a resumed
+/// bake recomputes it (and says so), and `merge` refuses a shard holding one.
+#[test]
+fn damaged_checkpoint_tiles_are_recomputed_and_refused_by_merge() {
+    let (fresh, killed) = (tmp("damaged-fresh"), tmp("damaged-killed"));
+    bake(&fresh, &[]);
+    bake(&killed, &["--shard", "1/2"]);
+    as_killed_unsharded(&killed);
+    zero_a_tile(&killed);
+    let o = trnbake()
+        .args(["bake", "--backend", "cpu", "--spacing", "16", "--tile", "48", "--maps", "height", "-o"])
+        .arg(&killed)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("is damaged (size or checksum); recomputing it"), "{err}");
+    assert!(err.contains("resuming: 17 of 36 tiles already done"), "{err}");
+    for f in ["height.tif", "height.png"] {
+        assert_eq!(std::fs::read(fresh.join(f)).unwrap(), std::fs::read(killed.join(f)).unwrap(), "{f} differs");
+    }
+
+    let (s1, s2, merged) = (tmp("damaged-s1"), tmp("damaged-s2"), tmp("damaged-merged"));
+    bake(&s1, &["--shard", "1/2"]);
+    bake(&s2, &["--shard", "2/2"]);
+    let bad = zero_a_tile(&s1);
+    let o = trnbake().args(["merge", "-q", "-o"]).arg(&merged).arg(&s1).arg(&s2).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("is damaged in") && err.contains(&bad.display().to_string()), "{err}");
+    assert!(!merged.join("height.tif").exists(), "no mosaic from a damaged shard");
+    for d in [fresh, killed, s1, s2] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(merged);
+}

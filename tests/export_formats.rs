@@ -457,3 +457,63 @@ fn presets_use_engine_sizes_row_orders_and_settings() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("square"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The 198-byte TIFF of issue #26: 32769² Float32 samples declared, one 64-byte uncompressed
+/// strip. Built here field by field (little-endian, ten IFD entries).
+fn tiny_tiff_declaring_a_huge_image() -> Vec<u8> {
+    let (side, strip_len) = (32769u32, 64u32);
+    let entries: [(u16, u16, u32); 10] = [
+        (256, 4, side),       // ImageWidth, LONG
+        (257, 4, side),       // ImageLength
+        (258, 3, 32),         // BitsPerSample, SHORT
+        (259, 3, 1),          // Compression: none
+        (262, 3, 1),          // PhotometricInterpretation: BlackIsZero
+        (273, 4, 134),        // StripOffsets: right after the IFD
+        (277, 3, 1),          // SamplesPerPixel
+        (278, 4, side),       // RowsPerStrip: one strip
+        (279, 4, strip_len),  // StripByteCounts
+        (339, 3, 3),          // SampleFormat: IEEE float
+    ];
+    let mut v = b"II*\0".to_vec();
+    v.extend_from_slice(&8u32.to_le_bytes());
+    v.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    for (tag, ty, value) in entries {
+        v.extend_from_slice(&tag.to_le_bytes());
+        v.extend_from_slice(&ty.to_le_bytes());
+        v.extend_from_slice(&1u32.to_le_bytes());
+        if ty == 3 {
+            v.extend_from_slice(&(value as u16).to_le_bytes());
+            v.extend_from_slice(&[0, 0]);
+        } else {
+            v.extend_from_slice(&value.to_le_bytes());
+        }
+    }
+    v.extend_from_slice(&0u32.to_le_bytes()); // no next IFD
+    assert_eq!(v.len(), 134);
+    v.extend(std::iter::repeat_n(0u8, strip_len as usize));
+    v
+}
+
+/// Issue #26 case 4: the declared image is checked against the file before anything is
+/// allocated, so `convert` refuses the file cleanly under a 4 GB address-space limit (it
+/// used to allocate 4.3 GB and abort with exit 134).
+#[test]
+fn a_tiny_tiff_declaring_a_huge_image_is_refused_before_allocating() {
+    let dir = out_dir("tiny-huge-tiff");
+    let tif = dir.join("huge.tif");
+    let bytes = tiny_tiff_declaring_a_huge_image();
+    assert_eq!(bytes.len(), 198);
+    std::fs::write(&tif, &bytes).unwrap();
+    let script = format!(
+        "ulimit -v 4000000; exec '{}' convert '{}' '{}' -q",
+        env!("CARGO_BIN_EXE_trnbake"),
+        tif.display(),
+        dir.join("out.r32").display()
+    );
+    let o = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("huge.tif") && err.contains("cannot hold them uncompressed"), "{err}");
+    assert!(!dir.join("out.r32").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

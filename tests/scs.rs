@@ -712,3 +712,25 @@ proptest! {
         }
     }
 }
+
+/// Issue #26 case 5: a `.mbd` whose sector folder is missing, or empty, fails `scs check`
+/// (it used to say "ok (0 files, 0 items, every check passed)").
+#[test]
+fn check_fails_without_the_sector_folder_or_with_an_empty_one() {
+    let Some(mbd) = scs_data("modeltest.mbd") else { return };
+    let d = tmp("no-sectors");
+    let other = d.join("other.mbd");
+    std::fs::copy(&mbd, &other).unwrap();
+    let out = trnbake(&["scs", "check", other.to_str().unwrap()]);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("the sector folder the .mbd implies is missing"), "{text}");
+    std::fs::create_dir_all(d.join("other")).unwrap();
+    let out = trnbake(&["scs", "check", other.to_str().unwrap()]);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("holds no sector files"), "{text}");
+    // The real map beside its folder still passes.
+    assert_eq!(trnbake(&["scs", "check", mbd.to_str().unwrap()]).status.code(), Some(0));
+    std::fs::remove_dir_all(&d).unwrap();
+}

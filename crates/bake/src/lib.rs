@@ -78,6 +78,39 @@ pub struct BakeParams {
     pub tile: u32,
     pub roads: bool,
     pub bitmap_gain: bool,
+    /// SHA-256 of the height plan: every record, fractal table and bitmap pixel the height
+    /// pass reads. It changes with anything that changes a tile (the terrain, the data root
+    /// and the bitmaps found there, the missing-bitmap policy, roads, the bitmap gain), so a
+    /// resume or a merge never mixes tiles of different inputs.
+    pub plan_sha256: String,
+}
+
+/// SHA-256 (hex) of what the height pass of `plan` reads, for [`BakeParams::plan_sha256`].
+pub fn plan_sha256(plan: &trnbake_swg::plan::BakePlan) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    let mut part = |name: &str, bytes: &[u8]| {
+        // Each part with its name and length, so no two plans hash alike by shifting bytes.
+        h.update(name.as_bytes());
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    part("half_width", &plan.half_width.to_le_bytes());
+    part("layers", bytemuck::cast_slice(&plan.layers));
+    part("boundaries", bytemuck::cast_slice(&plan.boundaries));
+    part("points", bytemuck::cast_slice(&plan.points));
+    part("filters", bytemuck::cast_slice(&plan.filters));
+    part("affectors", bytemuck::cast_slice(&plan.affectors));
+    part("roads", bytemuck::cast_slice(&plan.roads));
+    part("road_segments", bytemuck::cast_slice(&plan.road_segments));
+    part("road_samples", bytemuck::cast_slice(&plan.road_samples));
+    part("road_heights", bytemuck::cast_slice(&plan.road_heights));
+    part("fractal_records", bytemuck::cast_slice(&plan.fractal_records));
+    part("perm", bytemuck::cast_slice(&plan.perm_table()));
+    part("gradients", bytemuck::cast_slice(&plan.gradient_table()));
+    part("bitmap_records", bytemuck::cast_slice(&plan.bitmap_records));
+    part("bitmaps", bytemuck::cast_slice(&plan.bitmap_words()));
+    trnbake_raster::hex(&h.finalize())
 }
 
 /// A shard of the tile list: tiles whose index is ≡ index−1 (mod count).
@@ -140,17 +173,67 @@ const TILE_DIR: &str = ".trnbake-tiles";
 pub struct BakeState {
     pub params: BakeParams,
     pub shard: Option<Shard>,
+    /// Which evaluator computed the checkpoints (`cpu`, or `gpu: ADAPTER (BACKEND)`): a
+    /// hardware GPU may differ from the CPU in the last bits, so tiles of one are never
+    /// resumed by the other.
+    pub backend: String,
     pub complete: bool,
+}
+
+/// The determinism class of a backend for [`BakeState::backend`].
+fn backend_class(gpu: Option<&GpuContext>) -> String {
+    match gpu {
+        Some(c) => format!("gpu: {} ({})", c.adapter.name, c.adapter.backend),
+        None => "cpu".into(),
+    }
 }
 
 fn tile_path(outdir: &Path, t: &TileSpec) -> PathBuf {
     outdir.join(TILE_DIR).join(format!("r{}-c{}-{}x{}.f32", t.r0, t.c0, t.cols, t.rows))
 }
 
-/// Whether the checkpoint of tile `t` is complete (tiles are written atomically, so the
-/// right size means a finished tile).
-fn tile_done(path: &Path, t: &TileSpec) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.len() == u64::from(t.cols) * u64::from(t.rows) * 4)
+/// The trailer after a checkpoint tile's Float32 posts: this magic, then the CRC-32 of the
+/// posts' bytes (little-endian). Tiles are renamed into place without fsync, so a power loss
+/// can leave a file of the right size holding zeros; the checksum tells it from a finished tile.
+const TILE_MAGIC: &[u8; 4] = b"TBK1";
+const TILE_TRAILER: u64 = 8;
+
+/// A checkpoint tile's bytes: the posts, then the trailer.
+fn tile_bytes(data: &[f32]) -> Vec<u8> {
+    let posts: &[u8] = bytemuck::cast_slice(data);
+    let mut out = Vec::with_capacity(posts.len() + TILE_TRAILER as usize);
+    out.extend_from_slice(posts);
+    out.extend_from_slice(TILE_MAGIC);
+    out.extend_from_slice(&crc32fast::hash(posts).to_le_bytes());
+    out
+}
+
+/// What a tile's checkpoint file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TileCheckpoint {
+    Missing,
+    /// Finished: the right size, and the posts match their checksum.
+    Done,
+    /// Present but not a finished tile (wrong size, no trailer, or a checksum mismatch).
+    Damaged,
+}
+
+/// Reads and verifies the checkpoint of tile `t` at `path`.
+fn tile_checkpoint(path: &Path, t: &TileSpec) -> TileCheckpoint {
+    let posts = u64::from(t.cols) * u64::from(t.rows) * 4;
+    match std::fs::metadata(path) {
+        Err(_) => return TileCheckpoint::Missing,
+        Ok(m) if m.len() != posts + TILE_TRAILER => return TileCheckpoint::Damaged,
+        Ok(_) => {}
+    }
+    let Ok(bytes) = std::fs::read(path) else { return TileCheckpoint::Damaged };
+    let (data, trailer) = bytes.split_at(posts as usize);
+    let good = trailer.len() == TILE_TRAILER as usize && &trailer[..4] == TILE_MAGIC && trailer[4..] == crc32fast::hash(data).to_le_bytes();
+    if good {
+        TileCheckpoint::Done
+    } else {
+        TileCheckpoint::Damaged
+    }
 }
 
 fn progress_bar(len: u64, quiet: bool, what: &str) -> indicatif::ProgressBar {
@@ -215,18 +298,33 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     let start = Instant::now();
     std::fs::create_dir_all(job.outdir.join(TILE_DIR))
         .with_context(|| format!("cannot create {}", job.outdir.display()))?;
+    // The backend first: checkpoints of another backend are not resumed.
+    let gpu = choose_gpu(job.backend, job.adapter_filter.as_deref(), job.quiet)?;
+    let adapter = gpu.as_ref().map(|c| c.adapter.clone());
+    let backend_name = backend_name(gpu.as_ref()).to_string();
+    let backend = backend_class(gpu.as_ref());
+
     let state_path = job.outdir.join(STATE_FILE);
     if let Ok(text) = std::fs::read_to_string(&state_path) {
-        match serde_json::from_str::<BakeState>(&text) {
-            Ok(s) if s.params == job.params && s.shard == job.shard => {}
-            _ => {
-                tracing::warn!("{} belongs to a different bake; starting afresh", state_path.display());
-                let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
-                std::fs::create_dir_all(job.outdir.join(TILE_DIR))?;
+        let why = match serde_json::from_str::<BakeState>(&text) {
+            Ok(s) if s.params == job.params && s.shard == job.shard && s.backend == backend => None,
+            Ok(s) if s.params.plan_sha256 != job.params.plan_sha256 => {
+                Some("its heights come from other inputs (the terrain, data root, bitmaps or height options differ)".to_string())
             }
+            Ok(s) if s.backend != backend => Some(format!("it was computed on another backend ({}, now {backend})", s.backend)),
+            Ok(_) => Some("its grid, tiles or shard differ".to_string()),
+            Err(_) => Some("it is damaged or from another version".to_string()),
+        };
+        if let Some(why) = why {
+            if !job.quiet {
+                eprintln!("note: the checkpoints in {} belong to a different bake: {why}; starting afresh", job.outdir.display());
+            }
+            tracing::info!("{} belongs to a different bake; starting afresh", state_path.display());
+            let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
+            std::fs::create_dir_all(job.outdir.join(TILE_DIR))?;
         }
     }
-    let state = BakeState { params: job.params.clone(), shard: job.shard, complete: false };
+    let state = BakeState { params: job.params.clone(), shard: job.shard, backend, complete: false };
     write_atomic(&state_path, serde_json::to_string_pretty(&state)?.as_bytes())?;
 
     let all = tiles(&job.grid, job.params.tile);
@@ -234,16 +332,23 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         Some(s) => all.iter().enumerate().filter(|(i, _)| *i as u32 % s.count == s.index - 1).map(|(_, t)| *t).collect(),
         None => all.clone(),
     };
-    let todo: Vec<TileSpec> = mine.iter().copied().filter(|t| !tile_done(&tile_path(&job.outdir, t), t)).collect();
+    let mut todo = Vec::new();
+    for t in &mine {
+        match tile_checkpoint(&tile_path(&job.outdir, t), t) {
+            TileCheckpoint::Done => {}
+            TileCheckpoint::Missing => todo.push(*t),
+            TileCheckpoint::Damaged => {
+                if !job.quiet {
+                    eprintln!("note: the checkpoint of the tile at post ({}, {}) is damaged (size or checksum); recomputing it", t.c0, t.r0);
+                }
+                todo.push(*t);
+            }
+        }
+    }
     let resumed = mine.len() - todo.len();
     if resumed > 0 && !job.quiet {
         eprintln!("resuming: {resumed} of {} tiles already done", mine.len());
     }
-
-    // Backend.
-    let gpu = choose_gpu(job.backend, job.adapter_filter.as_deref(), job.quiet)?;
-    let adapter = gpu.as_ref().map(|c| c.adapter.clone());
-    let backend_name = backend_name(gpu.as_ref()).to_string();
 
     // Tiles from the north edge down, band by band, so that the outputs can be written
     // while later bands compute (`bands`): the Float32 formats stream, the others (their
@@ -367,9 +472,9 @@ fn compute_tiles(job: &BakeJob, evaluator: &HeightEvaluator, gpu: Option<&GpuCon
     let (grid, tile) = (&job.grid, job.params.tile);
     let checkpoint = |t: &TileSpec, data: &[f32]| -> Result<()> {
         // No fsync: a killed bake cannot leave a partial checkpoint under its final name (the
-        // rename is atomic and `tile_done` checks the size), and one lost to a machine crash
-        // is recomputed on resume; syncing hundreds of tiles would only slow every bake.
-        write_renamed(&tile_path(&job.outdir, t), bytemuck::cast_slice(data)).context("cannot write a tile checkpoint")?;
+        // rename is atomic), and one a machine crash leaves zeroed or short fails its checksum
+        // and is recomputed on resume; syncing hundreds of tiles would only slow every bake.
+        write_renamed(&tile_path(&job.outdir, t), &tile_bytes(data)).context("cannot write a tile checkpoint")?;
         progress.tile_done(grid, tile, t, trnbake_raster::finite_min_max(data));
         pb.inc(1);
         Ok(())
@@ -478,12 +583,17 @@ impl CheckpointSource {
     pub fn new(grid: &Grid, tile: u32, sources: &[PathBuf]) -> Result<Self> {
         let mut files = Vec::new();
         for t in tiles(grid, tile) {
-            let f = sources
-                .iter()
-                .map(|s| tile_path(s, &t))
-                .find(|p| tile_done(p, &t))
-                .with_context(|| format!("tile at post ({}, {}) is missing from every shard folder", t.c0, t.r0))?;
-            files.push(f);
+            let found: Vec<(PathBuf, TileCheckpoint)> = sources.iter().map(|s| tile_path(s, &t)).map(|p| {
+                let c = tile_checkpoint(&p, &t);
+                (p, c)
+            }).collect();
+            match found.iter().find(|(_, c)| *c == TileCheckpoint::Done) {
+                Some((p, _)) => files.push(p.clone()),
+                None => match found.iter().find(|(_, c)| *c == TileCheckpoint::Damaged) {
+                    Some((p, _)) => bail!("the tile at post ({}, {}) is damaged in {} (size or checksum) and finished in no other folder; re-run that bake or shard to recompute it", t.c0, t.r0, p.display()),
+                    None => bail!("tile at post ({}, {}) is missing from every shard folder", t.c0, t.r0),
+                },
+            }
         }
         Ok(Self::with_files(grid, tile, files))
     }

@@ -135,6 +135,7 @@ impl BakeRequest {
             tile,
             roads: self.height.roads,
             bitmap_gain: self.height.bitmap_gain,
+            plan_sha256: crate::plan_sha256(&heights.plan),
         };
         let surface_maps = self.surface_maps_job(u64::from(cols) * u64::from(rows))?;
         let job = BakeJob {

@@ -82,6 +82,13 @@ pub fn load(path: &Path) -> Result<Loaded, MapError> {
                     paths.push(p);
                 }
             }
+            if paths.is_empty() {
+                problems.push(Problem { file: dir.display().to_string(), item: None, field: "sectors".into(), offset: 0, message: "the map's sector folder holds no sector files (sec±XXXX±ZZZZ.*)".into() });
+            }
+        } else {
+            // A map is its `.mbd` and the folder of the same name beside it (scs §B.2): without
+            // the folder there is nothing to check, which must not read as "every check passed".
+            problems.push(Problem { file: dir.display().to_string(), item: None, field: "sectors".into(), offset: 0, message: "the sector folder the .mbd implies is missing".into() });
         }
     } else {
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");

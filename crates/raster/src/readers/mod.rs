@@ -226,6 +226,7 @@ fn open_tiff(path: &Path, opts: &ImportOptions) -> Result<(Box<dyn HeightSource>
     let mut d = Decoder::new(BufReader::new(file)).with_context(|| format!("{name}: not a readable TIFF"))?.with_limits(limits);
     let (cols, rows) = d.dimensions().with_context(|| format!("{name}: no image dimensions"))?;
     check_decoded_size(path, cols, rows, &opts.limits)?;
+    check_tiff_data_fits(path, &mut d, cols, rows)?;
     let spp = d.find_tag_unsigned::<u32>(Tag::SamplesPerPixel).ok().flatten().unwrap_or(1);
     if spp != 1 {
         bail!("{name}: {spp} samples per pixel; convert reads single-band height rasters");
@@ -271,6 +272,31 @@ fn open_tiff(path: &Path, opts: &ImportOptions) -> Result<(Box<dyn HeightSource>
         None => centred(cols, rows, opts.spacing.with_context(|| format!("{name} has no georeferencing (ModelPixelScale/ModelTiepoint); give --spacing"))?),
     };
     Ok((relabel(Box::new(MemSource::north_first(g, heights)?), opts, Some(g))?, citation))
+}
+
+/// The image a TIFF declares must fit in the file, given its compression, before the decoder
+/// allocates the decoded buffer: a 198-byte file declaring 32769² Float32 samples would
+/// otherwise cost 4.3 GB first (issue #26). Bounds per compression: uncompressed 1:1,
+/// PackBits 64:1 (a 2-byte run packet gives at most 128 bytes), Deflate 1032:1 (zlib's limit),
+/// LZW and anything else 4096:1 (a 12-bit code gives at most 4096 bytes).
+fn check_tiff_data_fits<R: std::io::Read + std::io::Seek>(path: &Path, d: &mut tiff::decoder::Decoder<R>, cols: u32, rows: u32) -> Result<()> {
+    use tiff::tags::Tag;
+    let name = path.display().to_string();
+    let len = std::fs::metadata(path).with_context(|| format!("cannot read {name}"))?.len();
+    let bits = d.find_tag_unsigned::<u32>(Tag::BitsPerSample).ok().flatten().unwrap_or(8);
+    let spp = d.find_tag_unsigned::<u32>(Tag::SamplesPerPixel).ok().flatten().unwrap_or(1);
+    let compression = d.find_tag_unsigned::<u16>(Tag::Compression).ok().flatten().unwrap_or(1);
+    let (ratio, what) = match compression {
+        1 => (1u64, "uncompressed"),
+        32773 => (64, "PackBits-compressed"),
+        8 | 32946 => (1032, "Deflate-compressed"),
+        _ => (4096, "compressed"),
+    };
+    let declared = u64::from(cols).saturating_mul(u64::from(rows)).saturating_mul(u64::from(spp.max(1))).saturating_mul(u64::from(bits.max(1)).div_ceil(8));
+    if declared > len.saturating_mul(ratio) {
+        bail!("{name}: declares {cols}x{rows} samples ({declared} bytes) but the {len}-byte file cannot hold them {what}; the file is truncated or damaged");
+    }
+    Ok(())
 }
 
 /// Every tag of the first IFD must declare no more value bytes than the file holds. The
