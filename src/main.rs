@@ -18,6 +18,8 @@ fn main() -> ExitCode {
         std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
     }
     let cli = cli::Cli::parse();
+    #[cfg(unix)]
+    exit_cleanly_on_signals();
     let level = if cli.quiet { "error" } else { "warn" };
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| level.into()))
@@ -55,4 +57,23 @@ fn flag_hint(e: &anyhow::Error) -> Option<String> {
             _ => None,
         }
     })
+}
+
+/// SIGINT and SIGTERM end the run cleanly: no temp file is left beside the outputs, the user is
+/// told what was kept for a resume, and the exit code is 128 + the signal (130, 143).
+#[cfg(unix)]
+fn exit_cleanly_on_signals() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else { return };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let removed = trnbake_raster::fsutil::interrupt();
+            let name = if signal == SIGINT { "SIGINT" } else { "SIGTERM" };
+            eprintln!("interrupted ({name}): removed {removed} temporary file(s)");
+            if let Some(note) = trnbake_bake::folder::interrupt_note() {
+                eprintln!("  {note}");
+            }
+            std::process::exit(128 + signal);
+        }
+    });
 }

@@ -322,3 +322,138 @@ fn damaged_checkpoint_tiles_are_recomputed_and_refused_by_merge() {
     }
     let _ = std::fs::remove_dir_all(merged);
 }
+
+fn sha256_hex(path: &Path) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(std::fs::read(path).unwrap()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Names of our temp files (`.NAME.PID.partial`) under `dir` and its checkpoint folder.
+fn temp_files(dir: &Path) -> Vec<String> {
+    [dir.to_path_buf(), dir.join(".trnbake-tiles")]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".partial"))
+        .collect()
+}
+
+/// Waits until `pred` holds (polling), at most `limit`.
+fn wait_until(limit: std::time::Duration, mut pred: impl FnMut() -> bool) -> bool {
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < limit {
+        if pred() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+/// Issue #26 cases 6 and 8: one owner per output folder (a second bake fails at once naming
+/// the holder's PID), and SIGTERM / SIGINT end a bake cleanly: exit 143 / 130, no temp file
+/// left, and a word on what was kept for the resume, which then works.
+#[cfg(unix)]
+#[test]
+fn one_bake_per_folder_and_signals_end_a_bake_cleanly() {
+    let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
+    let out = tmp("owner");
+    // The whole planet at 2 m, heights only: long enough to be interrupted.
+    let long_bake = || {
+        let mut c = trnbake();
+        c.args(["bake", "--backend", "cpu", "--spacing", "2", "--tile", "512", "--maps", "height", "--format", "tif,r32", "-o"])
+            .arg(&out)
+            .arg("--data-root")
+            .arg(common::swg_root())
+            .arg(&trn)
+            .stderr(std::process::Stdio::piped());
+        c.spawn().unwrap()
+    };
+    for (signal, code, name) in [("TERM", 143, "SIGTERM"), ("INT", 130, "SIGINT")] {
+        let first = long_bake();
+        let lock = out.join(".trnbake.lock");
+        let pid = first.id().to_string();
+        assert!(wait_until(std::time::Duration::from_secs(60), || std::fs::read_to_string(&lock).is_ok_and(|s| s == pid)), "the bake never took its folder");
+        // A second bake into the same folder: refused at once, naming the holder.
+        let o = trnbake().args(["bake", "--backend", "cpu", "--spacing", "64", "--maps", "height", "-q", "-o"]).arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains(&format!("is in use by another trnbake (PID {pid})")), "{err}");
+        // Let it write for a moment (tiles and streamed outputs under way), then signal it.
+        std::thread::sleep(std::time::Duration::from_millis(800));
+        Command::new("kill").arg(format!("-{signal}")).arg(&pid).status().unwrap();
+        let o = first.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{name}: {err}");
+        assert!(err.contains(&format!("interrupted ({name})")) && err.contains("run the same command again to resume"), "{err}");
+        assert_eq!(temp_files(&out), Vec::<String>::new(), "{name} left temp files");
+        assert!(!out.join("manifest.json").exists() || std::fs::read_to_string(out.join("manifest.json")).unwrap().contains("in progress"));
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// Issue #26 case 2: a manifest on disk never describes files it does not match. A re-bake
+/// with other settings is killed (-9) at several points; after each kill, a manifest that
+/// says "complete" lists exactly the files on disk (every SHA-256 matches), and otherwise it
+/// says "in progress".
+#[cfg(unix)]
+#[test]
+fn a_killed_rebake_never_leaves_a_manifest_that_lies() {
+    let out = tmp("manifest-honest");
+    let args = |gain: &str| -> Vec<String> {
+        ["bake", "--backend", "cpu", "--spacing", "4", "--tile", "128", "--bitmap-gain", gain, "-q", "-o"].iter().map(|s| s.to_string()).chain([out.display().to_string()]).collect()
+    };
+    let o = trnbake().args(args("on")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut saw_in_progress = false;
+    for (k, ms) in [30u64, 120, 250, 400, 700, 1000, 1500].into_iter().enumerate() {
+        let gain = if k % 2 == 0 { "off" } else { "on" };
+        let mut child = trnbake().args(args(gain)).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let text = std::fs::read_to_string(out.join("manifest.json")).unwrap_or_default();
+        if text.is_empty() {
+            continue;
+        }
+        let m: serde_json::Value = serde_json::from_str(&text).unwrap();
+        match m["status"].as_str() {
+            Some("complete") => {
+                for o in m["outputs"].as_array().unwrap() {
+                    let p = out.join(o["path"].as_str().unwrap());
+                    assert_eq!(sha256_hex(&p), o["sha256"].as_str().unwrap(), "kill at {ms} ms: {} does not match the manifest", p.display());
+                }
+            }
+            Some("in progress") => saw_in_progress = true,
+            other => panic!("kill at {ms} ms: manifest status {other:?}"),
+        }
+    }
+    assert!(saw_in_progress, "no kill landed inside a re-bake; the test did not test anything");
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// Issue #26 case 7: outputs of an earlier bake that a new bake into the same folder does not
+/// write are removed (only files the earlier manifest listed), with a notice.
+#[test]
+fn a_rebake_removes_the_earlier_outputs_it_does_not_write() {
+    let out = tmp("stale");
+    bake(&out, &["--format", "tif,ter"]);
+    assert!(out.join("height.ter").is_file());
+    std::fs::write(out.join("notes.txt"), b"mine").unwrap();
+    let o = trnbake()
+        .args(["bake", "--backend", "cpu", "--spacing", "32", "--maps", "height", "--format", "tif", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("removed 1 file(s) of the previous bake"), "{err}");
+    assert!(!out.join("height.ter").exists(), "the earlier .ter is stale");
+    assert!(out.join("notes.txt").is_file(), "a file no manifest listed is never touched");
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["status"], "complete");
+    let listed: Vec<&str> = m["outputs"].as_array().unwrap().iter().map(|o| o["path"].as_str().unwrap()).collect();
+    assert_eq!(listed, ["height.tif"]);
+    std::fs::remove_dir_all(&out).unwrap();
+}

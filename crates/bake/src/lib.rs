@@ -33,6 +33,8 @@
 
 use trnbake_swg::eval::{Grid, HeightEvaluator};
 mod bands;
+pub mod folder;
+use folder::OutputFolder;
 pub mod error;
 pub use error::{Error, Result};
 pub mod golden;
@@ -166,7 +168,7 @@ pub fn post_count(a: f64, b: f64, spacing: f64) -> Result<u32> {
 use trnbake_swg::grid::{tiles, TileSpec};
 
 const STATE_FILE: &str = "bake-state.json";
-const TILE_DIR: &str = ".trnbake-tiles";
+pub(crate) const TILE_DIR: &str = ".trnbake-tiles";
 
 /// The checkpoint of a bake in progress (or of a finished shard).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -296,6 +298,9 @@ impl BakeReport {
 /// Run the height pass of `job` with `evaluator`, checkpointing tiles in the output folder.
 pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport> {
     let start = Instant::now();
+    // One owner per folder, temp files of dead runs swept, the manifest marked in progress.
+    let resume_note = format!("the finished tiles are kept in {}; run the same command again to resume", job.outdir.join(TILE_DIR).display());
+    let folder = OutputFolder::claim(&job.outdir, Some(resume_note), job.quiet)?;
     std::fs::create_dir_all(job.outdir.join(TILE_DIR))
         .with_context(|| format!("cannot create {}", job.outdir.display()))?;
     // The backend first: checkpoints of another backend are not resumed.
@@ -457,6 +462,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         report.maps_backend = Some(out.backend.to_string());
         report.maps_seconds = Some(t_maps.elapsed().as_secs_f64());
     }
+    folder.remove_stale(&report.outputs, job.quiet);
     report.total_seconds = start.elapsed().as_secs_f64();
     write_manifest(&job.outdir, &job.params, &report)?;
     let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
@@ -677,6 +683,7 @@ pub fn assemble(
 fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Result<()> {
     let v = serde_json::json!({
         "trnbake_version": env!("CARGO_PKG_VERSION"),
+        "status": "complete",
         "parameters": params,
         "backend": report.backend,
         "surface_maps_backend": report.maps_backend,
@@ -719,9 +726,10 @@ pub fn merge(outdir: &Path, shards: &[PathBuf], choice: &ExportChoice, quiet: bo
     }
     let params = params.context("give at least one shard folder")?;
     let grid = Grid { x0: params.region[0], z0: params.region[1], spacing: params.spacing, cols: params.cols, rows: params.rows };
-    std::fs::create_dir_all(outdir)?;
+    let folder = OutputFolder::claim(outdir, None, quiet)?;
     let mut report = BakeReport::new("merge".into(), None, u64::from(grid.cols) * u64::from(grid.rows));
     assemble(&params, &grid, shards, outdir, choice, quiet, &mut report)?;
+    folder.remove_stale(&report.outputs, quiet);
     report.total_seconds = start.elapsed().as_secs_f64();
     write_manifest(outdir, &params, &report)?;
     Ok(report)

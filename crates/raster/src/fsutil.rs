@@ -3,11 +3,64 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-/// The temporary name used while `path` is being written.
+/// The temporary name used while `path` is being written: `.NAME.PID.partial` beside it.
 pub fn temp_path_for(path: &Path) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     path.with_file_name(format!(".{name}.{}.partial", std::process::id()))
+}
+
+/// The process that wrote `name` when it is one of our temp files (`.NAME.PID.partial`).
+pub fn temp_file_pid(name: &str) -> Option<u32> {
+    let inner = name.strip_prefix('.')?.strip_suffix(".partial")?;
+    let (stem, pid) = inner.rsplit_once('.')?;
+    if stem.is_empty() {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Temp files this process is writing now, so an interrupted run can remove them
+/// ([`interrupt`]) instead of leaving them beside the outputs.
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Set once the process is being interrupted: no new temp file is started after that.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// For a SIGINT/SIGTERM handler: refuses new temp files from now on and removes every temp
+/// file this process is still writing; returns how many were removed.
+pub fn interrupt() -> usize {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    pending().drain(..).filter(|p| std::fs::remove_file(p).is_ok()).count()
+}
+
+/// Removes our temp files (`.NAME.PID.partial`) left in `dir` by runs that are no longer
+/// running (a kill -9, a power loss). Only this naming pattern is touched, and only files of
+/// processes that are gone (on Linux, no `/proc/PID`; elsewhere any other PID). Returns the
+/// paths removed.
+pub fn sweep_stale_temps(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(removed),
+        Err(e) => return Err(e),
+    };
+    for e in entries {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = temp_file_pid(&name) else { continue };
+        let alive = pid == std::process::id() || (cfg!(target_os = "linux") && Path::new(&format!("/proc/{pid}")).exists());
+        if !alive && e.file_type()?.is_file() {
+            std::fs::remove_file(e.path())?;
+            removed.push(e.path());
+        }
+    }
+    Ok(removed)
 }
 
 /// Write `bytes` to `path` atomically (temp file + fsync + rename).
@@ -37,6 +90,13 @@ fn write_via_temp(
     fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let tmp = temp_path_for(path);
+    {
+        let mut pending = pending();
+        if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted"));
+        }
+        pending.push(tmp.clone());
+    }
     let result = (|| {
         let file = std::fs::File::create(&tmp)?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
@@ -50,12 +110,33 @@ fn write_via_temp(
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
+    pending().retain(|p| p != &tmp);
     result
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stale_temps_of_gone_processes_are_swept_and_nothing_else() {
+        let d = std::env::temp_dir().join(format!("trnbake-sweep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let gone = d.join(".height.tif.4000000000.partial"); // beyond any pid_max
+        let mine = temp_path_for(&d.join("height.png"));
+        let others = [d.join("height.tif"), d.join(".hidden"), d.join(".x.partial"), d.join(".y.12.partial.bak")];
+        for p in others.iter().chain([&gone, &mine]) {
+            std::fs::write(p, b"x").unwrap();
+        }
+        assert_eq!(temp_file_pid(".height.tif.4000000000.partial"), Some(4_000_000_000));
+        assert_eq!(temp_file_pid(".x.partial"), None);
+        let removed = sweep_stale_temps(&d).unwrap();
+        assert_eq!(removed, vec![gone.clone()]);
+        assert!(!gone.exists() && mine.exists());
+        assert!(others.iter().all(|p| p.exists()));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 
     #[test]
     fn failed_write_leaves_nothing() {
