@@ -88,6 +88,9 @@ pub struct ExportArgs {
     /// Smallest patch a split may make, in metres (default 4 post spacings).
     #[arg(long, value_name = "M")]
     pub min_patch: Option<f64>,
+    /// With --max-error: exit 1 (after writing the map) when some patch still misses it.
+    #[arg(long)]
+    pub strict: bool,
     /// Post spacing: the sampling of a .trn (default 2 m); for a heightmap, relabels its spacing like `convert --spacing`.
     #[arg(long)]
     pub spacing: Option<f64>,
@@ -266,6 +269,29 @@ fn export(a: &ExportArgs, quiet: bool) -> Result<()> {
     let opts = export_options(a)?;
     let (grid, h, citation) = load_input(a)?;
     let e = export_map(&h, grid, citation, &a.input.display().to_string(), &opts, &a.output)?;
+    let m = &e.manifest;
+    if m.patch_size != a.patch && !quiet {
+        eprintln!("note: base patches of {} m instead of {} m, to hold --max-error", m.patch_size, a.patch);
+    }
+    if let (Some(max_error), Some(false)) = (a.max_error, m.max_error_held) {
+        // Said even with --quiet: the map does not keep the promise the flag makes.
+        let w = &m.over_max_error[0];
+        eprintln!(
+            "warning: {} patch(es) miss --max-error {max_error} m (worst {:.3} m, patch {} centred at {:.1},{:.1}, worst post at {:.1},{:.1}: {}); every one is listed in {}",
+            m.over_max_error.len(),
+            w.max,
+            w.uid,
+            w.centre[0],
+            w.centre[1],
+            w.worst_post[0],
+            w.worst_post[1],
+            w.reason,
+            a.output.join("manifest.json").display()
+        );
+        if a.strict {
+            bail!("--strict: {} patch(es) of {} miss --max-error {max_error} m (the map was written)", m.over_max_error.len(), e.mbd.display());
+        }
+    }
     if !quiet {
         let m = &e.manifest;
         println!(

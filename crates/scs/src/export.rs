@@ -65,6 +65,19 @@ pub struct PatchReport {
     pub max: f64,
 }
 
+/// A patch the fit could not bring within `--max-error`, and why.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MissReport {
+    pub uid: String,
+    /// SCS centre (X, Z).
+    pub centre: [f64; 2],
+    pub size: f64,
+    pub max: f64,
+    /// The worst post (SCS X, Z).
+    pub worst_post: [f64; 2],
+    pub reason: String,
+}
+
 /// The facts `scs rasterize` needs to put heights back on the source grid.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Georef {
@@ -95,6 +108,11 @@ pub struct Manifest {
     pub max: f64,
     pub posts: usize,
     pub worst_patch: PatchReport,
+    /// With `--max-error`: whether every post is within it.
+    pub max_error_held: Option<bool>,
+    /// The patches that miss `--max-error` (worst first), each with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub over_max_error: Vec<MissReport>,
     pub sectors: Vec<String>,
     pub files: Vec<String>,
     pub seconds: Seconds,
@@ -176,6 +194,9 @@ pub fn export_map(heights: &[f32], grid: Grid, citation: Option<String>, input: 
     let min_posts = ((min_patch_m / s).ceil() as usize).max(2);
     let fg = FitGrid { cols: grid.cols as usize, rows: grid.rows as usize, h: heights };
     let mosaic = fit(fg, &FitOptions { patch_posts: k, max_error: opts.max_error, min_patch_posts: min_posts })?;
+    // The base size the fit settled on (smaller than asked when that was needed to hold
+    // --max-error, fit module docs).
+    let k = mosaic.patch_posts;
     let t_build = std::time::Instant::now();
     let (rms, max, posts) = mosaic_error(fg, &mosaic, k);
     let fitted = Grid { cols: (mosaic.nx * k + 1) as u32, rows: (mosaic.nz * k + 1) as u32, x0: grid.x0, z0: grid.z0, spacing: s };
@@ -208,6 +229,28 @@ pub fn export_map(heights: &[f32], grid: Grid, citation: Option<String>, input: 
             worst = Some(PatchReport { uid: format!("0x{item_uid:016x}"), centre: [x_w + size / 2.0, z_n + size / 2.0], size, rms: l.rms, max: l.max });
         }
     }
+    let mut over_max_error = Vec::new();
+    if let Some(m) = opts.max_error {
+        let mut over = mosaic.over(m);
+        over.sort_by(|a, b| b.max.total_cmp(&a.max));
+        for l in over {
+            let i = mosaic.leaves.iter().position(|x| std::ptr::eq(x, l)).expect("a leaf of the mosaic");
+            let size = l.n as f64 * s;
+            let x_w = ox + l.c0 as f64 * s;
+            let z_n = oz + (lz - (l.r0 + l.n) as f64 * s);
+            let worst = [ox + l.worst_post.0 as f64 * s, oz + (lz - l.worst_post.1 as f64 * s)];
+            let reason = if l.n / 2 < min_posts.max(2) || !l.n.is_multiple_of(2) {
+                if l.worst_on_edge {
+                    format!("at the smallest patch ({size} m), its worst post lies on an edge it shares with its neighbours, which the C1 mosaic fits jointly")
+                } else {
+                    format!("at the smallest patch ({size} m; --min-patch), no C1 bicubic follows the terrain there")
+                }
+            } else {
+                "its worst post lies on an edge shared with its neighbours: a split keeps the edge, and smaller base patches did no better".to_string()
+            };
+            over_max_error.push(MissReport { uid: format!("0x{:016x}", UID_BASE | (2 * i as u64 + 1)), centre: [x_w + size / 2.0, z_n + size / 2.0], size, max: l.max, worst_post: worst, reason });
+        }
+    }
     debug_assert!(map.sectors.values().all(|s| s.aux.as_ref().is_some_and(|a| a.items.iter().all(|i| i.type_code() == ITEM_BEZIER_PATCH))));
     std::fs::create_dir_all(out_dir).map_err(|error| ExportError::Io { path: out_dir.to_path_buf(), error })?;
     let written = map.save(out_dir)?;
@@ -216,7 +259,7 @@ pub fn export_map(heights: &[f32], grid: Grid, citation: Option<String>, input: 
         input: input.to_string(),
         map: format!("{}.mbd", opts.name),
         georef: Georef { grid: fitted, citation, origin: [ox, oz] },
-        patch_size: opts.patch_m,
+        patch_size: k as f64 * s,
         min_patch_size: min_posts as f64 * s,
         max_error: opts.max_error,
         material: opts.material.to_string(),
@@ -226,6 +269,8 @@ pub fn export_map(heights: &[f32], grid: Grid, citation: Option<String>, input: 
         max,
         posts,
         worst_patch: worst.expect("a mosaic has at least one patch"),
+        max_error_held: opts.max_error.map(|_| over_max_error.is_empty()),
+        over_max_error,
         sectors: map.sectors.keys().map(|&(x, z)| super::map::sector_stem(x, z)).collect(),
         files: written.iter().map(|p| p.strip_prefix(out_dir).unwrap_or(p).display().to_string()).collect(),
         seconds: Seconds { solve: mosaic.solve_seconds, refine: mosaic.refine_seconds, build_and_write: t_build.elapsed().as_secs_f64() },
