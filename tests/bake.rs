@@ -457,3 +457,87 @@ fn a_rebake_removes_the_earlier_outputs_it_does_not_write() {
     assert_eq!(listed, ["height.tif"]);
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// Issue #26 fault tests: `merge` killed (-9) at several points leaves no manifest that lies
+/// and no truncated output under a final name (every output a complete manifest lists
+/// matches its SHA-256), and a re-run then finishes equal to the unsharded bake.
+#[cfg(unix)]
+#[test]
+fn a_killed_merge_leaves_nothing_wrong_visible() {
+    let (single, s1, s2, merged) = (tmp("kmerge-single"), tmp("kmerge-s1"), tmp("kmerge-s2"), tmp("kmerge-out"));
+    // 1025² posts in every height format: a merge long enough to be killed midway.
+    let bake4 = |out: &Path, extra: &[&str]| {
+        let o = trnbake()
+            .args(["bake", "--backend", "cpu", "--spacing", "4", "--tile", "128", "--maps", "height", "--format", "tif,tif16,png,ter,r16,r32", "-q", "-o"])
+            .arg(out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    bake4(&single, &[]);
+    bake4(&s1, &["--shard", "1/2"]);
+    bake4(&s2, &["--shard", "2/2"]);
+    let merge = || {
+        let mut c = trnbake();
+        c.args(["merge", "-q", "--format", "tif,tif16,png,ter,r16,r32", "-o"]).arg(&merged).arg(&s1).arg(&s2);
+        c
+    };
+    let mut unfinished = 0;
+    for ms in [20u64, 60, 120, 200, 300] {
+        let mut child = merge().spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let complete = std::fs::read_to_string(merged.join("manifest.json")).is_ok_and(|t| t.contains("\"status\": \"complete\""));
+        unfinished += usize::from(merged.is_dir() && !complete);
+        if let Ok(text) = std::fs::read_to_string(merged.join("manifest.json")) {
+            let m: serde_json::Value = serde_json::from_str(&text).unwrap();
+            if m["status"] == "complete" {
+                for o in m["outputs"].as_array().unwrap() {
+                    let p = merged.join(o["path"].as_str().unwrap());
+                    assert_eq!(sha256_hex(&p), o["sha256"].as_str().unwrap(), "merge killed at {ms} ms: {} does not match", p.display());
+                }
+            } else {
+                assert_eq!(m["status"], "in progress");
+            }
+        }
+    }
+    assert!(unfinished > 0, "no kill landed inside a merge; the test did not test anything");
+    let o = merge().output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(temp_files(&merged), Vec::<String>::new(), "the finished merge swept the killed runs' temp files");
+    for f in ["height.tif", "height.png", "height.ter", "height.r32"] {
+        assert_eq!(std::fs::read(single.join(f)).unwrap(), std::fs::read(merged.join(f)).unwrap(), "{f} differs");
+    }
+    for d in [single, s1, s2, merged] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
+/// Issue #26 fault test: a full disk (a 256 KiB tmpfs; skipped where mounting needs privileges
+/// this machine lacks) fails the bake with exit 1 and an error that says so, and leaves no
+/// temp file and no manifest that claims complete.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_fails_cleanly() {
+    let mnt = tmp("full-disk");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"]).arg(&mnt).status().is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipping a_full_disk_fails_cleanly: cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN)");
+        let _ = std::fs::remove_dir_all(&mnt);
+        return;
+    }
+    let out = mnt.join("out");
+    let o = trnbake().args(["bake", "--backend", "cpu", "--spacing", "8", "--maps", "height", "--format", "tif,png", "-q", "-o"]).arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let leftovers = temp_files(&out);
+    let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap_or_default();
+    let _ = Command::new("umount").arg(&mnt).status();
+    let _ = std::fs::remove_dir_all(&mnt);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.to_lowercase().contains("no space left"), "{err}");
+    assert_eq!(leftovers, Vec::<String>::new(), "temp files left on the full disk");
+    assert!(!manifest.contains("\"complete\""), "a failed bake wrote a complete manifest: {manifest}");
+}

@@ -413,6 +413,13 @@ fn open_png(path: &Path, opts: &ImportOptions, side: Option<&WrittenFile>) -> Re
         bail!("{name}: {:?} {:?}-bit PNG; convert reads 16-bit greyscale heightmaps", info.color_type, info.bit_depth as u8);
     }
     check_decoded_size(path, cols, rows, &opts.limits)?;
+    // IDAT is one zlib stream, which expands at most 1032:1: a small file declaring a huge
+    // image is refused before the buffers are allocated (as for TIFF).
+    let len = std::fs::metadata(path).with_context(|| format!("cannot read {name}"))?.len();
+    let declared = u64::from(cols) * u64::from(rows) * 2;
+    if declared > len.saturating_mul(1032) {
+        bail!("{name}: declares {cols}x{rows} 16-bit samples ({declared} bytes) but the {len}-byte file cannot hold them deflated; the file is truncated or damaged");
+    }
     let text = |k: &str| -> Option<f64> { info.uncompressed_latin1_text.iter().find(|t| t.keyword == k).and_then(|t| t.text.trim().parse().ok()) };
     let (t_scale, t_offset) = (text(png16::KEY_SCALE), text(png16::KEY_OFFSET));
     let t_grid = match (text(png16::KEY_SPACING), text(png16::KEY_WEST_X), text(png16::KEY_SOUTH_Z)) {
