@@ -358,7 +358,6 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     // Tiles from the north edge down, band by band, so that the outputs can be written
     // while later bands compute (`bands`): the Float32 formats stream, the others (their
     // encoding needs the height range) follow the compute.
-    let mut todo = todo;
     bands::north_first(&mut todo);
     let progress = BandProgress::new(&job.grid, job.params.tile, &todo);
     let streamed_spec = match job.shard {
