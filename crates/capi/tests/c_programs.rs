@@ -94,6 +94,7 @@ fn c_ground_height_with_the_staticlib() {
     println!("{out}");
     assert!(out.contains("height at 3528,-4804: 4.0399\n"), "{out}");
     assert!(out.contains("equal to single calls: yes"), "{out}");
+    assert!(out.contains("water at 3528,-4804: none; at 6677,5457: 1.0000\n"), "{out}");
     assert!(out.contains("missing file: ") && out.contains("no/such/planet.trn"), "{out}");
     assert!(out.ends_with("ok\n"), "{out}");
 }

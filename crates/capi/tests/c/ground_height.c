@@ -55,15 +55,12 @@ int main(int argc, char **argv) {
     check(equal, "the batch equals single calls");
     printf("batch of %d: equal to single calls: %s\n", N, equal ? "yes" : "no");
 
-    /* Water: 1 and the surface height where there is water, 0 where there is none. */
-    float water = 0.0f;
-    int has_water = trnbake_water_height_at(t, 3528.0f, -4804.0f, &water);
-    check(has_water >= 0, "the water query succeeds");
-    if (has_water == 1) {
-        printf("water at 3528,-4804: %.4f\n", water);
-    } else {
-        printf("water at 3528,-4804: none\n");
-    }
+    /* Water: 1 and the surface height where a water table covers the point, 0 where none
+     * does (the spawn is dry; a local water table lies at 6677,5457). */
+    float water = -1.0f;
+    check(trnbake_water_height_at(t, 3528.0f, -4804.0f, &water) == 0, "no water at the spawn");
+    check(trnbake_water_height_at(t, 6677.0f, 5457.0f, &water) == 1, "water at 6677,5457");
+    printf("water at 3528,-4804: none; at 6677,5457: %.4f\n", water);
 
     /* A region of 5 x 4 posts 2 m apart, row 0 south: post (i, j) is out[j * 5 + i]. */
     float region[5 * 4];
