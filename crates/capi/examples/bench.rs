@@ -1,6 +1,7 @@
 //! Points per second of the C API, as an emulator would call it: `trnbake_height_at` on one
-//! thread, the batch `trnbake_heights` (all cores) and `trnbake_bake_region` (all cores), over
-//! the same random points on a terrain. A benchmark to run by hand, not a timed test:
+//! thread and the batch `trnbake_heights` (all cores) over the same random points on a terrain,
+//! and `trnbake_bake_region` (all cores) over a grid of as many posts spanning the map. A
+//! benchmark to run by hand, not a timed test:
 //!
 //! ```text
 //! cargo run --release -p trnbake-capi --example bench -- [FILE.trn [DATA_ROOT]] [--points N]
@@ -57,12 +58,13 @@ fn main() {
     assert_eq!(rc, 0);
     assert!(single.iter().zip(&batch).all(|(a, b)| a.to_bits() == b.to_bits()), "batch != single calls");
 
-    // A square region of about the same number of posts, 2 m apart, around the map centre.
+    // A square region of about the same number of posts over the whole map, so it samples the
+    // same layers as the random points (a small region near one spot would flatter it).
     let side = (n as f64).sqrt().ceil() as u32;
     let mut region = vec![0.0f32; side as usize * side as usize];
-    let half = f64::from(side);
+    let spacing = f64::from(width) / f64::from(side);
     let t0 = Instant::now();
-    let rc = unsafe { trnbake_bake_region(t, -half, -half, 2.0, side, side, region.as_mut_ptr(), region.len()) };
+    let rc = unsafe { trnbake_bake_region(t, -f64::from(width) / 2.0, -f64::from(width) / 2.0, spacing, side, side, region.as_mut_ptr(), region.len()) };
     let region_s = t0.elapsed().as_secs_f64();
     assert_eq!(rc, 0);
 
@@ -71,7 +73,7 @@ fn main() {
     println!("trnbake_height_at, 1 thread:      {n} points in {single_s:.3} s = {:.3} M points/s", n as f64 / single_s / 1e6);
     println!("trnbake_heights, all cores:       {n} points in {batch_s:.3} s = {:.3} M points/s", n as f64 / batch_s / 1e6);
     println!(
-        "trnbake_bake_region, all cores:   {side}x{side} posts at 2 m in {region_s:.3} s = {:.3} M posts/s",
+        "trnbake_bake_region, all cores:   {side}x{side} posts over the map in {region_s:.3} s = {:.3} M posts/s",
         region.len() as f64 / region_s / 1e6
     );
     unsafe { trnbake_terrain_free(t) };

@@ -1,6 +1,7 @@
 /* ground_height.c: what a server emulator asks trnbake for, the ground under a spawn.
  *
- *   cc -std=c99 -I crates/capi/include ground_height.c -L target/release -ltrnbake -o ground_height
+ *   cc -std=c99 -I crates/capi/include crates/capi/tests/c/ground_height.c \
+ *      -L target/release -ltrnbake -Wl,-rpath,"$PWD/target/release" -lm -o ground_height
  *   ./ground_height ../shared/data/swg/terrain/tatooine.trn ../shared/data/swg
  *
  * Prints the height at a spawn point, checks a batch against single calls, asks for water,
