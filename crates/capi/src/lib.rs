@@ -1,0 +1,408 @@
+//! trnbake-capi: the exact ground heights of [`trnbake_swg`] behind a C ABI, for server
+//! emulators written in C or C++ (`libtrnbake.so` / `libtrnbake.a`, header
+//! `crates/capi/include/trnbake.h`, generated from this file by cbindgen).
+//!
+//! The rules every exported function keeps (docs/src/c-api.md):
+//!
+//! - **Errors are values.** A failing call returns NULL, NaN or a negative `int` and leaves a
+//!   message for [`trnbake_last_error`]: the error's text and its `source()` chain joined with
+//!   `": "`, so it names the file, the IFF chunk path and the byte offset as the Rust errors do.
+//!   Each call clears the message first, so it always belongs to the last call of the thread.
+//! - **No unwinding into C.** A panic inside is caught (`catch_unwind`) and becomes an error
+//!   return with the panic's message; a NULL pointer is an error, never a crash.
+//! - **One handle, many threads.** A [`TrnbakeTerrain`] is immutable once opened, so one handle
+//!   may be shared by any number of threads; it is freed once, after all of them are done.
+//!
+//! The functions are `unsafe` because they read and write through the caller's pointers; the
+//! rlib crate type lets Rust tests and the bench call them exactly as C does.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use trnbake_swg::eval::{HeightEvaluator, CPU_CULL_BLOCK};
+use trnbake_swg::grid::{Grid, GridError};
+use trnbake_swg::model::{default_data_root, LoadError, Terrain};
+use trnbake_swg::plan::{HeightOptions, PlanError};
+use trnbake_swg::water::WaterTables;
+
+/// Why a call failed; its text (with the `source()` chain) is what [`trnbake_last_error`] returns.
+#[derive(Debug, thiserror::Error)]
+pub enum CapiError {
+    #[error("{0} is NULL")]
+    Null(&'static str),
+    #[error("{0} is not valid UTF-8")]
+    NotUtf8(&'static str),
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The plan of the heights could not be built (a bitmap family that does not resolve under
+    /// the data root, most often); the `.trn` is named first, the layer and bitmap after.
+    #[error("{}", path.display())]
+    Plan {
+        path: PathBuf,
+        #[source]
+        error: PlanError,
+    },
+    #[error("region: {0}")]
+    Grid(#[from] GridError),
+    #[error("the output buffer holds {have} floats, the region of {cols}x{rows} posts needs {need}")]
+    ShortBuffer { have: usize, need: usize, cols: u32, rows: u32 },
+    #[error("{what} of {n} floats is larger than memory can hold")]
+    TooLong { what: &'static str, n: usize },
+    #[error("panic inside {function}: {message}")]
+    Panic { function: &'static str, message: String },
+}
+
+thread_local! {
+    // Per thread, so concurrent callers never see each other's messages; the CString lives
+    // here so the pointer handed to C stays valid until this thread's next call.
+    static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+}
+
+/// The error's text and its `source()` chain, joined with `": "`.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    message
+}
+
+fn set_error(e: &dyn std::error::Error) {
+    // An interior NUL (from a file name, say) would cut the message short in C; show it instead.
+    let text = error_chain(e).replace('\0', "\\0");
+    let c = CString::new(text).expect("NULs were replaced");
+    LAST_ERROR.with(|slot| *slot.borrow_mut() = Some(c));
+}
+
+fn clear_error() {
+    LAST_ERROR.with(|slot| {
+        // Only touch the slot when it holds something: the hot path of trnbake_height_at pays
+        // a borrow check, not a drop.
+        let mut slot = slot.borrow_mut();
+        if slot.is_some() {
+            *slot = None;
+        }
+    });
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// Runs the body of an exported function: clears the last error, catches a panic, and turns
+/// an `Err` or a panic into `on_error` with the message set. Public (hidden) so the error
+/// paths can be tested from Rust with a body that panics.
+#[doc(hidden)]
+pub fn guard<T>(function: &'static str, on_error: T, body: impl FnOnce() -> Result<T, CapiError>) -> T {
+    clear_error();
+    // AssertUnwindSafe: after a panic the handle is only read again, never left half-written
+    // (every exported function takes it by shared reference), and the caller's buffers are
+    // documented as unspecified on error.
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            set_error(&e);
+            on_error
+        }
+        Err(payload) => {
+            set_error(&CapiError::Panic { function, message: panic_message(payload.as_ref()) });
+            on_error
+        }
+    }
+}
+
+/// An opened terrain: its height evaluator and water tables. Opaque to C.
+///
+/// Immutable after `trnbake_terrain_open`, so it is `Send + Sync`: share one handle between
+/// threads, and free it once with `trnbake_terrain_free` after all of them are done.
+pub struct TrnbakeTerrain {
+    heights: HeightEvaluator,
+    water: WaterTables,
+    map_width: f32,
+}
+
+// The promise the header makes to C++ threads, checked when this crate compiles.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<TrnbakeTerrain>();
+};
+
+impl TrnbakeTerrain {
+    /// A terrain in memory, with the given height options (the Rust way in; C opens a file).
+    pub fn new(terrain: &Terrain, opts: &HeightOptions) -> Result<TrnbakeTerrain, PlanError> {
+        Ok(TrnbakeTerrain {
+            heights: HeightEvaluator::new(terrain, opts)?,
+            water: WaterTables::new(terrain),
+            map_width: terrain.header.map_width,
+        })
+    }
+
+    /// Loads `path`, with bitmaps resolving under `data_root` (default: [`default_data_root`]).
+    pub fn open(path: &Path, data_root: Option<PathBuf>) -> Result<TrnbakeTerrain, CapiError> {
+        let terrain = Terrain::load(path)?;
+        let opts = HeightOptions { data_root: data_root.or_else(|| default_data_root(path)), ..Default::default() };
+        TrnbakeTerrain::new(&terrain, &opts).map_err(|error| CapiError::Plan { path: path.to_owned(), error })
+    }
+
+    /// The evaluator behind the handle.
+    pub fn heights(&self) -> &HeightEvaluator {
+        &self.heights
+    }
+}
+
+/// A path from a C string: its bytes as they are on Unix (file names need not be UTF-8).
+unsafe fn c_path(p: *const c_char, what: &'static str) -> Result<PathBuf, CapiError> {
+    if p.is_null() {
+        return Err(CapiError::Null(what));
+    }
+    let bytes = CStr::from_ptr(p).to_bytes();
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(PathBuf::from(std::ffi::OsStr::from_bytes(bytes)))
+    }
+    #[cfg(not(unix))]
+    {
+        std::str::from_utf8(bytes).map(PathBuf::from).map_err(|_| CapiError::NotUtf8(what))
+    }
+}
+
+unsafe fn terrain<'a>(t: *const TrnbakeTerrain) -> Result<&'a TrnbakeTerrain, CapiError> {
+    t.as_ref().ok_or(CapiError::Null("the terrain handle"))
+}
+
+/// `n` floats from `p` may form one slice (`slice::from_raw_parts` needs at most isize::MAX bytes).
+fn check_len(what: &'static str, n: usize) -> Result<(), CapiError> {
+    if n > isize::MAX as usize / std::mem::size_of::<f32>() {
+        return Err(CapiError::TooLong { what, n });
+    }
+    Ok(())
+}
+
+/// Opens a `.trn` file and builds its height evaluator.
+///
+/// `path` is the `.trn` file; `data_root` the folder under which its bitmap paths
+/// (`terrain/x.tga`) resolve, or NULL for the default: the folder above the file's own
+/// `terrain/` folder (the client's data layout). Returns NULL on failure; then
+/// `trnbake_last_error()` says why (the file, and for a damaged file the chunk path and byte
+/// offset). Free the handle with `trnbake_terrain_free`.
+///
+/// # Safety
+/// `path` and `data_root` are NULL or NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_terrain_open(path: *const c_char, data_root: *const c_char) -> *mut TrnbakeTerrain {
+    guard("trnbake_terrain_open", std::ptr::null_mut(), || {
+        let path = c_path(path, "path")?;
+        let data_root = if data_root.is_null() { None } else { Some(c_path(data_root, "data_root")?) };
+        Ok(Box::into_raw(Box::new(TrnbakeTerrain::open(&path, data_root)?)))
+    })
+}
+
+/// The last error message of this thread, or NULL when the last call succeeded.
+///
+/// The string is owned by the library and valid until the next call of this thread into the
+/// library; copy it to keep it. Errors are per thread: another thread's failure never shows here.
+#[no_mangle]
+pub extern "C" fn trnbake_last_error() -> *const c_char {
+    LAST_ERROR.with(|slot| slot.borrow().as_ref().map_or(std::ptr::null(), |c| c.as_ptr()))
+}
+
+/// The library's version (`"0.1.0"`), a static string.
+#[no_mangle]
+pub extern "C" fn trnbake_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// The exact ground height at world (x, z) in metres: x east, z north, the origin at the map
+/// centre. The same height, bit for bit, as `trnbake sample` and a bake.
+///
+/// Returns NaN on error (a NULL handle), with `trnbake_last_error()` set.
+///
+/// # Safety
+/// `t` is NULL or a handle from `trnbake_terrain_open` not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_height_at(t: *const TrnbakeTerrain, x: f32, z: f32) -> f32 {
+    guard("trnbake_height_at", f32::NAN, || Ok(terrain(t)?.heights.height_at(x, z)))
+}
+
+/// Heights at `n` points (`xs[i]`, `zs[i]`) into `out[i]`, evaluated in parallel on the
+/// library's thread pool (all cores). Equal, bit for bit, to `n` calls of `trnbake_height_at`.
+///
+/// `out` may be `xs` or `zs` (the points are read before any height is written). Returns 0 on
+/// success, non-zero with `trnbake_last_error()` set on failure (then `out` is unspecified).
+///
+/// # Safety
+/// `t` is NULL or a live handle; `xs`, `zs` and `out` are NULL or point to `n` floats each.
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_heights(t: *const TrnbakeTerrain, n: usize, xs: *const f32, zs: *const f32, out: *mut f32) -> c_int {
+    guard("trnbake_heights", -1, || {
+        let t = terrain(t)?;
+        for (p, what) in [(xs, "xs"), (zs, "zs"), (out.cast_const(), "out")] {
+            if p.is_null() {
+                return Err(CapiError::Null(what));
+            }
+        }
+        check_len("the point list", n)?;
+        // The points are copied before `out` becomes a slice, so an `out` that is `xs` or `zs`
+        // never aliases a live shared slice.
+        let points: Vec<(f32, f32)> = {
+            let (xs, zs) = (std::slice::from_raw_parts(xs, n), std::slice::from_raw_parts(zs, n));
+            xs.iter().copied().zip(zs.iter().copied()).collect()
+        };
+        // Each point culls the layer list to those touching it, as trnbake_height_at does:
+        // for scattered points that is faster than walking every layer (what
+        // `HeightEvaluator::heights_at` does), and bit-identical to the single calls.
+        let out = std::slice::from_raw_parts_mut(out, n);
+        out.par_iter_mut().zip(points.par_iter()).with_min_len(256).for_each(|(h, &(x, z))| *h = t.heights.height_at(x, z));
+        Ok(0)
+    })
+}
+
+/// Heights of a region of posts into the caller's buffer: `cols × rows` posts at
+/// (x0 + i·spacing, z0 + j·spacing), row-major with row 0 the southernmost, so post (i, j) is
+/// `out[j * cols + i]`. Post positions are computed in single precision as the bake's grid
+/// does (`(float)x0 + (float)i * (float)spacing`), so a region gives the same heights as a bake
+/// of the same grid. Evaluated in parallel, in blocks that each skip the layers not touching them.
+///
+/// Returns 0 on success; non-zero with `trnbake_last_error()` set when the handle or `out` is
+/// NULL, the region is empty, `spacing` is not finite and positive, or `out_len < cols * rows`.
+///
+/// # Safety
+/// `t` is NULL or a live handle; `out` is NULL or points to `out_len` floats.
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_bake_region(
+    t: *const TrnbakeTerrain,
+    x0: f64,
+    z0: f64,
+    spacing: f64,
+    cols: u32,
+    rows: u32,
+    out: *mut f32,
+    out_len: usize,
+) -> c_int {
+    guard("trnbake_bake_region", -1, || {
+        let t = terrain(t)?;
+        if out.is_null() {
+            return Err(CapiError::Null("out"));
+        }
+        let grid = Grid { cols, rows, x0, z0, spacing };
+        grid.check_dims()?;
+        let need = grid.len();
+        if out_len < need {
+            return Err(CapiError::ShortBuffer { have: out_len, need, cols, rows });
+        }
+        check_len("out", need)?;
+        let out = std::slice::from_raw_parts_mut(out, need);
+        t.heights.grid_region(&grid, 0, 0, cols, rows, CPU_CULL_BLOCK, out);
+        Ok(0)
+    })
+}
+
+/// The water surface height at world (x, z): the highest of the global water table and the
+/// local tables (polygons, rectangles, rivers, ribbons) covering the point.
+///
+/// Returns 1 and sets `*out` when there is water there, 0 (leaving `*out` alone) when there is
+/// none, and a negative value with `trnbake_last_error()` set on error (a NULL pointer).
+///
+/// # Safety
+/// `t` is NULL or a live handle; `out` is NULL or points to one float.
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_water_height_at(t: *const TrnbakeTerrain, x: f32, z: f32, out: *mut f32) -> c_int {
+    guard("trnbake_water_height_at", -1, || {
+        let t = terrain(t)?;
+        let out = out.as_mut().ok_or(CapiError::Null("out"))?;
+        Ok(match t.water.height_at(x, z) {
+            Some(h) => {
+                *out = h;
+                1
+            }
+            None => 0,
+        })
+    })
+}
+
+/// The map's width in metres (the map spans -width/2 .. width/2 on both axes), or NaN with
+/// `trnbake_last_error()` set for a NULL handle.
+///
+/// # Safety
+/// `t` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_map_width(t: *const TrnbakeTerrain) -> f32 {
+    guard("trnbake_map_width", f32::NAN, || Ok(terrain(t)?.map_width))
+}
+
+/// Frees a handle from `trnbake_terrain_open`. NULL is ignored. Call it once, after every
+/// thread using the handle is done with it.
+///
+/// # Safety
+/// `t` is NULL or a live handle, not used again afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_terrain_free(t: *mut TrnbakeTerrain) {
+    guard("trnbake_terrain_free", (), || {
+        if !t.is_null() {
+            drop(Box::from_raw(t));
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn last_error() -> Option<String> {
+        let p = trnbake_last_error();
+        (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    }
+
+    #[test]
+    fn a_panic_becomes_an_error_return() {
+        let v = guard("test_fn", -7, || -> Result<i32, CapiError> { panic!("boom {}", 42) });
+        assert_eq!(v, -7);
+        assert_eq!(last_error().as_deref(), Some("panic inside test_fn: boom 42"));
+        // A static-string panic too, and the next successful call clears the message.
+        let v = guard("test_fn", f32::NAN, || -> Result<f32, CapiError> { panic!("static") });
+        assert!(v.is_nan());
+        assert_eq!(last_error().as_deref(), Some("panic inside test_fn: static"));
+        assert_eq!(guard("test_fn", 0, || Ok(1)), 1);
+        assert_eq!(last_error(), None);
+    }
+
+    #[test]
+    fn errors_are_per_thread() {
+        let _ = unsafe { trnbake_height_at(std::ptr::null(), 0.0, 0.0) };
+        assert!(last_error().is_some());
+        std::thread::spawn(|| assert_eq!(last_error(), None)).join().unwrap();
+    }
+
+    #[test]
+    fn the_chain_is_joined() {
+        let e = CapiError::Plan { path: "a/b.trn".into(), error: PlanError::TooDeep(99) };
+        assert!(error_chain(&e).starts_with("a/b.trn: the layer tree is nested 99 deep"), "{}", error_chain(&e));
+    }
+
+    #[test]
+    fn interior_nul_is_shown() {
+        set_error(&CapiError::Null("a\0b"));
+        assert_eq!(last_error().as_deref(), Some("a\\0b is NULL"));
+    }
+
+    #[test]
+    fn version_is_the_crate_version() {
+        let v = unsafe { CStr::from_ptr(trnbake_version()) };
+        assert_eq!(v.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+    }
+}

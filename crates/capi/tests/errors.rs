@@ -1,0 +1,140 @@
+//! The C API's error paths, called from Rust exactly as C calls them: NULL pointers, short
+//! buffers, bad regions, missing and damaged files. None may crash; each returns its error
+//! value and leaves a message. Runs on the built-in demo terrain, written to a temporary file.
+
+use std::ffi::{CStr, CString};
+use std::path::PathBuf;
+use std::ptr::{null, null_mut};
+
+use trnbake::*;
+
+fn last_error() -> Option<String> {
+    let p = trnbake_last_error();
+    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+fn c(s: &str) -> CString {
+    CString::new(s).unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+/// The demo terrain as a `.trn` file, opened through the C API.
+fn demo() -> *mut TrnbakeTerrain {
+    let path = tmp("capi-demo.trn");
+    std::fs::write(&path, trnbake_swg::model::json::demo_terrain().to_bytes()).unwrap();
+    let t = unsafe { trnbake_terrain_open(c(path.to_str().unwrap()).as_ptr(), null()) };
+    assert!(!t.is_null(), "{:?}", last_error());
+    assert_eq!(last_error(), None);
+    t
+}
+
+#[test]
+fn null_pointers_are_errors() {
+    unsafe {
+        assert!(trnbake_terrain_open(null(), null()).is_null());
+        assert_eq!(last_error().as_deref(), Some("path is NULL"));
+
+        assert!(trnbake_height_at(null(), 1.0, 2.0).is_nan());
+        assert_eq!(last_error().as_deref(), Some("the terrain handle is NULL"));
+        assert!(trnbake_map_width(null()).is_nan());
+        assert!(last_error().is_some());
+
+        let (xs, zs, mut out) = ([0.0f32; 4], [0.0f32; 4], [0.0f32; 4]);
+        assert_ne!(trnbake_heights(null(), 4, xs.as_ptr(), zs.as_ptr(), out.as_mut_ptr()), 0);
+        let mut w = 0.0f32;
+        assert!(trnbake_water_height_at(null(), 0.0, 0.0, &mut w) < 0);
+        assert_ne!(trnbake_bake_region(null(), 0.0, 0.0, 1.0, 2, 2, out.as_mut_ptr(), 4), 0);
+
+        let t = demo();
+        assert_ne!(trnbake_heights(t, 4, null(), zs.as_ptr(), out.as_mut_ptr()), 0);
+        assert_eq!(last_error().as_deref(), Some("xs is NULL"));
+        assert_ne!(trnbake_heights(t, 4, xs.as_ptr(), null(), out.as_mut_ptr()), 0);
+        assert_eq!(last_error().as_deref(), Some("zs is NULL"));
+        assert_ne!(trnbake_heights(t, 4, xs.as_ptr(), zs.as_ptr(), null_mut()), 0);
+        assert_eq!(last_error().as_deref(), Some("out is NULL"));
+        assert!(trnbake_water_height_at(t, 0.0, 0.0, null_mut()) < 0);
+        assert_eq!(last_error().as_deref(), Some("out is NULL"));
+        assert_ne!(trnbake_bake_region(t, 0.0, 0.0, 1.0, 2, 2, null_mut(), 4), 0);
+        assert_eq!(last_error().as_deref(), Some("out is NULL"));
+
+        // A successful call clears the message; freeing NULL is a no-op.
+        assert!(trnbake_height_at(t, 0.0, 0.0).is_finite());
+        assert_eq!(last_error(), None);
+        trnbake_terrain_free(null_mut());
+        trnbake_terrain_free(t);
+    }
+}
+
+#[test]
+fn short_buffers_and_bad_regions_are_errors() {
+    unsafe {
+        let t = demo();
+        let mut out = vec![f32::NAN; 12];
+        assert_ne!(trnbake_bake_region(t, -10.0, -10.0, 5.0, 4, 3, out.as_mut_ptr(), 11), 0);
+        let e = last_error().unwrap();
+        assert!(e.contains("holds 11 floats") && e.contains("4x3") && e.contains("needs 12"), "{e}");
+        assert!(out.iter().all(|h| h.is_nan()), "nothing is written on error");
+
+        assert_ne!(trnbake_bake_region(t, -10.0, -10.0, 5.0, 0, 3, out.as_mut_ptr(), 12), 0);
+        assert!(last_error().unwrap().contains("empty grid"));
+        assert_ne!(trnbake_bake_region(t, -10.0, -10.0, 0.0, 4, 3, out.as_mut_ptr(), 12), 0);
+        assert!(last_error().unwrap().contains("spacing"));
+        assert_ne!(trnbake_bake_region(t, -10.0, -10.0, f64::NAN, 4, 3, out.as_mut_ptr(), 12), 0);
+        assert_ne!(trnbake_bake_region(t, f64::INFINITY, -10.0, 1.0, 4, 3, out.as_mut_ptr(), 12), 0);
+        assert!(last_error().unwrap().contains("origin"));
+
+        // A larger buffer is fine: the region fills its first cols*rows floats, row 0 south.
+        let mut big = vec![f32::NAN; 20];
+        assert_eq!(trnbake_bake_region(t, -10.0, -10.0, 5.0, 4, 3, big.as_mut_ptr(), 20), 0);
+        assert!(big[..12].iter().all(|h| h.is_finite()) && big[12..].iter().all(|h| h.is_nan()));
+        for j in 0..3 {
+            for i in 0..4 {
+                let h = trnbake_height_at(t, -10.0 + 5.0 * i as f32, -10.0 + 5.0 * j as f32);
+                assert_eq!(big[j * 4 + i].to_bits(), h.to_bits(), "post ({i}, {j})");
+            }
+        }
+        trnbake_terrain_free(t);
+    }
+}
+
+#[test]
+fn batches_equal_single_calls_and_may_be_in_place() {
+    unsafe {
+        let t = demo();
+        let w = trnbake_map_width(t);
+        assert!(w > 0.0);
+        let n = 1000;
+        let mut xs: Vec<f32> = (0..n).map(|i| -w / 2.0 + w * (i as f32 * 0.618_034).fract()).collect();
+        let zs: Vec<f32> = (0..n).map(|i| -w / 2.0 + w * (i as f32 * 0.414_213_5).fract()).collect();
+        let single: Vec<f32> = xs.iter().zip(&zs).map(|(&x, &z)| trnbake_height_at(t, x, z)).collect();
+        let mut out = vec![0.0f32; n];
+        assert_eq!(trnbake_heights(t, n, xs.as_ptr(), zs.as_ptr(), out.as_mut_ptr()), 0);
+        assert_eq!(out.iter().map(|h| h.to_bits()).collect::<Vec<_>>(), single.iter().map(|h| h.to_bits()).collect::<Vec<_>>());
+        // `out` may be `xs`: the points are read first.
+        assert_eq!(trnbake_heights(t, n, xs.as_ptr(), zs.as_ptr(), xs.as_mut_ptr()), 0);
+        assert_eq!(xs, out);
+        assert_eq!(trnbake_heights(t, 0, xs.as_ptr(), zs.as_ptr(), out.as_mut_ptr()), 0);
+        trnbake_terrain_free(t);
+    }
+}
+
+#[test]
+fn missing_and_damaged_files_name_the_file() {
+    unsafe {
+        let missing = tmp("no-such-planet.trn");
+        assert!(trnbake_terrain_open(c(missing.to_str().unwrap()).as_ptr(), null()).is_null());
+        let e = last_error().unwrap();
+        assert!(e.contains("no-such-planet.trn"), "{e}");
+
+        // A file cut short: the message names the file and where in it the reader stopped.
+        let bytes = trnbake_swg::model::json::demo_terrain().to_bytes();
+        let cut = tmp("capi-cut.trn");
+        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(trnbake_terrain_open(c(cut.to_str().unwrap()).as_ptr(), null()).is_null());
+        let e = last_error().unwrap();
+        assert!(e.contains("capi-cut.trn") && e.contains("offset"), "{e}");
+    }
+}
