@@ -24,6 +24,7 @@ use bake::{BakeInputs, MapArray, Samples, MAP_NAMES};
 /// An `OSError` of the subclass Python raises for this kind of failure, with `errno`,
 /// `strerror` and `filename` set, so `except FileNotFoundError` works as for `open()`.
 fn os_error(error: &std::io::Error, message: String, path: &Path) -> PyErr {
+    // Python appends the file name itself ("[Errno 2] message: 'path'").
     let args = (error.raw_os_error(), message, path.display().to_string());
     match error.kind() {
         std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(args),
@@ -34,10 +35,23 @@ fn os_error(error: &std::io::Error, message: String, path: &Path) -> PyErr {
 }
 
 fn load_error(e: LoadError) -> PyErr {
-    match &e {
-        LoadError::Io { path, error } => os_error(error, e.to_string(), path),
-        // The message names the file, the chunk path and the byte offset.
-        LoadError::Format { .. } => PyValueError::new_err(e.to_string()),
+    match e {
+        LoadError::Io { path, error } => {
+            // The OS's words without Rust's " (os error N)": Python shows the errno already.
+            let text = error.to_string();
+            let text = match error.raw_os_error() {
+                Some(n) => text.trim_end_matches(&format!(" (os error {n})")).to_string(),
+                None => text,
+            };
+            os_error(&error, format!("cannot read terrain file: {text}"), &path)
+        }
+        LoadError::Format { path, error } => PyValueError::new_err(format!(
+            "{} is not a valid terrain file: chunk `{}` at byte offset {}: {}",
+            path.display(),
+            error.path,
+            error.offset,
+            error.message
+        )),
     }
 }
 
