@@ -1,10 +1,13 @@
 """Type stubs of the native module ``trnbake._native`` (Rust, pyo3); ``trnbake`` re-exports it."""
 
 import os
-from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union
+from pathlib import Path
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = ["Terrain", "Bake", "MAP_NAMES", "__version__"]
 
 __version__: str
 
@@ -14,6 +17,7 @@ color, exclude."""
 
 _Path = Union[str, "os.PathLike[str]"]
 
+@final
 class Terrain:
     """A Star Wars Galaxies terrain file (``.trn``), loaded and ready to evaluate.
 
@@ -27,20 +31,20 @@ class Terrain:
     chunk and the byte offset). A ``Terrain`` is immutable and may be shared between threads.
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: _Path,
         data_root: Optional[_Path] = None,
         *,
         roads: bool = False,
         bitmap_gain: bool = True,
         missing_bitmaps: Literal["error", "zero"] = "error",
-    ) -> None: ...
+    ) -> Terrain: ...
     @property
-    def path(self) -> str:
+    def path(self) -> Path:
         """The path the terrain was loaded from."""
     @property
-    def data_root(self) -> Optional[str]:
+    def data_root(self) -> Optional[Path]:
         """The folder bitmap paths resolve in, or None."""
     @property
     def map_width(self) -> float:
@@ -82,6 +86,7 @@ class Terrain:
         fractal and bitmap families, bitmap_files, has_baked_maps, has_flora_maps, warnings;
         plus path and data_root."""
 
+@final
 class Bake:
     """The result of ``Terrain.bake``: arrays of posts, north row first, and their
     georeferencing.
