@@ -1,0 +1,330 @@
+//! `trnbake._native`: the Python extension module of trnbake (the pure-Python package
+//! `trnbake` re-exports it). Python gets heights and surface maps of a `.trn` as numpy
+//! arrays, computed by `trnbake-swg` on the CPU with the GIL released; the arrays and their
+//! georeferencing equal what `trnbake bake --backend cpu` writes.
+
+pub mod bake;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use numpy::ndarray::{ArrayD, IxDyn};
+use numpy::{AllowTypeChange, IntoPyArray, PyArrayLikeDyn, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use pyo3::IntoPyObjectExt;
+use trnbake_swg::eval::HeightEvaluator;
+use trnbake_swg::model::{default_data_root, LoadError, Terrain as Model};
+use trnbake_swg::plan::{HeightOptions, PlanError};
+use trnbake_swg::surface::SurfaceEvaluator;
+
+use bake::{BakeInputs, MapArray, Samples, MAP_NAMES};
+
+/// An `OSError` of the subclass Python raises for this kind of failure, with `errno`,
+/// `strerror` and `filename` set, so `except FileNotFoundError` works as for `open()`.
+fn os_error(error: &std::io::Error, message: String, path: &Path) -> PyErr {
+    // Python appends the file name itself ("[Errno 2] message: 'path'").
+    let args = (error.raw_os_error(), message, path.display().to_string());
+    match error.kind() {
+        std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(args),
+        std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(args),
+        std::io::ErrorKind::IsADirectory => PyIsADirectoryError::new_err(args),
+        _ => PyOSError::new_err(args),
+    }
+}
+
+fn load_error(e: LoadError) -> PyErr {
+    match e {
+        LoadError::Io { path, error } => {
+            // The OS's words without Rust's " (os error N)": Python shows the errno already.
+            let text = error.to_string();
+            let text = match error.raw_os_error() {
+                Some(n) => text.trim_end_matches(&format!(" (os error {n})")).to_string(),
+                None => text,
+            };
+            os_error(&error, format!("cannot read terrain file: {text}"), &path)
+        }
+        LoadError::Format { path, error } => PyValueError::new_err(format!(
+            "{} is not a valid terrain file: chunk `{}` at byte offset {}: {}",
+            path.display(),
+            error.path,
+            error.offset,
+            error.message
+        )),
+    }
+}
+
+/// A plan that cannot be built: a bitmap that is not there is a missing file (an `OSError`
+/// the caller can fix with `data_root`), anything else a bad terrain (`ValueError`).
+fn plan_error(e: PlanError, trn: &Path) -> PyErr {
+    let message = format!("{}: {e}", trn.display());
+    match e {
+        PlanError::MissingBitmap { path, .. } => PyFileNotFoundError::new_err((2, message, path)),
+        _ => PyValueError::new_err(message),
+    }
+}
+
+/// A Star Wars Galaxies terrain file (`.trn`), loaded and ready to evaluate.
+///
+/// `Terrain(path, data_root=None, *, roads=False, bitmap_gain=True, missing_bitmaps="error")`
+///
+/// `data_root` is the folder in which the file's bitmap paths (`terrain/x.tga`) resolve;
+/// by default the folder above the file's `terrain/` folder (the client data layout), as
+/// `trnbake --data-root`. `roads`, `bitmap_gain` and `missing_bitmaps` ("error" or "zero")
+/// are the command line's height options of the same names, with the same defaults.
+///
+/// Raises `OSError` (`FileNotFoundError`, …) when the file or a bitmap it needs cannot be
+/// read, `ValueError` when the file is not a valid terrain (the message names the file, the
+/// chunk and the byte offset). A `Terrain` is immutable and may be shared between threads.
+#[pyclass(frozen, module = "trnbake", name = "Terrain")]
+pub struct PyTerrain {
+    path: PathBuf,
+    data_root: Option<PathBuf>,
+    model: Model,
+    options: HeightOptions,
+    heights: HeightEvaluator,
+    /// Built on the first bake that needs a surface map (its plans cost a few times the
+    /// height plan, which height-only users should not pay).
+    surface: OnceLock<Result<SurfaceEvaluator, String>>,
+}
+
+impl PyTerrain {
+    fn surface(&self) -> PyResult<&SurfaceEvaluator> {
+        let built = self.surface.get_or_init(|| {
+            SurfaceEvaluator::new(&self.model, &self.options, Default::default()).map_err(|e| format!("{}: {e}", self.path.display()))
+        });
+        built.as_ref().map_err(|e| PyValueError::new_err(e.clone()))
+    }
+
+    /// The short name in the CRS (`SWG NAME local metres`): the file stem, as the CLI's.
+    fn name(&self) -> String {
+        self.path.file_stem().map_or("terrain".into(), |s| s.to_string_lossy().into_owned())
+    }
+}
+
+#[pymethods]
+impl PyTerrain {
+    #[new]
+    #[pyo3(signature = (path, data_root=None, *, roads=false, bitmap_gain=true, missing_bitmaps="error"))]
+    fn new(py: Python<'_>, path: PathBuf, data_root: Option<PathBuf>, roads: bool, bitmap_gain: bool, missing_bitmaps: &str) -> PyResult<Self> {
+        let missing_bitmaps_zero = match missing_bitmaps {
+            "error" => false,
+            "zero" => true,
+            other => return Err(PyValueError::new_err(format!("missing_bitmaps must be \"error\" or \"zero\", not {other:?}"))),
+        };
+        let data_root = data_root.or_else(|| default_data_root(&path));
+        let options = HeightOptions { roads, bitmap_gain, data_root: data_root.clone(), missing_bitmaps_zero };
+        // Reading the file and its bitmaps takes a while for a planet: other threads run meanwhile.
+        let (model, heights) = py.detach(|| -> PyResult<_> {
+            let model = Model::load(&path).map_err(load_error)?;
+            let heights = HeightEvaluator::new(&model, &options).map_err(|e| plan_error(e, &path))?;
+            Ok((model, heights))
+        })?;
+        Ok(PyTerrain { path, data_root, model, options, heights, surface: OnceLock::new() })
+    }
+
+    /// The path the terrain was loaded from.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// The folder bitmap paths resolve in, or None.
+    #[getter]
+    fn data_root(&self) -> Option<PathBuf> {
+        self.data_root.clone()
+    }
+
+    /// Width of the square map in metres (the map spans ±map_width/2 on both axes).
+    #[getter]
+    fn map_width(&self) -> f64 {
+        f64::from(self.model.header.map_width)
+    }
+
+    /// The file's post spacing in metres: the default spacing of a bake.
+    #[getter]
+    fn pole_spacing(&self) -> f64 {
+        f64::from(self.model.header.pole_spacing())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Terrain({:?}, map_width={}, pole_spacing={})", self.path.display().to_string(), self.map_width(), self.pole_spacing())
+    }
+
+    /// Exact ground heights at world points (x east, z north, metres, origin at the map
+    /// centre), as `trnbake sample` computes them.
+    ///
+    /// `xs` and `zs` are array-likes of the same shape (converted to float32, as the command
+    /// line reads coordinates); returns a float32 array of that shape. Evaluated in parallel
+    /// with the GIL released.
+    fn sample<'py>(
+        &self,
+        py: Python<'py>,
+        xs: PyArrayLikeDyn<'py, f32, AllowTypeChange>,
+        zs: PyArrayLikeDyn<'py, f32, AllowTypeChange>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if xs.shape() != zs.shape() {
+            return Err(PyValueError::new_err(format!("xs and zs must have the same shape, got {:?} and {:?}", xs.shape(), zs.shape())));
+        }
+        let shape = xs.shape().to_vec();
+        let points: Vec<(f32, f32)> = xs.as_array().iter().zip(zs.as_array().iter()).map(|(&x, &z)| (x, z)).collect();
+        if let Some((x, z)) = points.iter().find(|(x, z)| !(x.is_finite() && z.is_finite())) {
+            return Err(PyValueError::new_err(format!("coordinates must be finite, got ({x}, {z})")));
+        }
+        let heights = py.detach(|| self.heights.heights_at(&points));
+        let array = ArrayD::from_shape_vec(IxDyn(&shape), heights).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(array.into_pyarray(py).into_any())
+    }
+
+    /// Bakes a grid of posts, as `trnbake bake --backend cpu` does, into numpy arrays.
+    ///
+    /// `region` is (west, south, east, north) in world metres, the whole map by default;
+    /// `spacing` the metres between posts, the file's pole spacing by default. Posts start
+    /// at the south-west corner and stop at or before the east and north bounds (the
+    /// command line's post count). `maps` names what to compute: "height", "normals",
+    /// "splat", "flora", "water", "env", "color", "exclude". `backend` must be "cpu": this
+    /// package bakes on the CPU (the command line has the GPU backend, with the same heights).
+    ///
+    /// Returns a `Bake`; the arrays have the north row first. Computed with the GIL released.
+    #[pyo3(signature = (region=None, spacing=None, maps=None, backend="cpu"))]
+    fn bake(&self, py: Python<'_>, region: Option<(f64, f64, f64, f64)>, spacing: Option<f64>, maps: Option<Vec<String>>, backend: &str) -> PyResult<PyBake> {
+        if backend != "cpu" {
+            return Err(PyValueError::new_err(format!(
+                "backend {backend:?}: the Python package bakes on the CPU only (backend=\"cpu\"); the trnbake command line has the GPU backend"
+            )));
+        }
+        let maps = maps.unwrap_or_else(|| vec!["height".into()]);
+        if let Some(bad) = maps.iter().find(|m| !MAP_NAMES.contains(&m.as_str())) {
+            return Err(PyValueError::new_err(format!("unknown map {bad:?}; the known maps are {}", MAP_NAMES.join(", "))));
+        }
+        let half = self.map_width() / 2.0;
+        let region = region.map_or([-half, -half, half, half], |r| [r.0, r.1, r.2, r.3]);
+        let spacing = spacing.unwrap_or(self.pole_spacing());
+        let grid = bake::bake_grid(region, spacing).map_err(PyValueError::new_err)?;
+        let out = py.detach(|| -> PyResult<_> {
+            let surface = if maps.iter().any(|m| m != "height" && m != "water") { Some(self.surface()?) } else { None };
+            Ok(bake::run(&BakeInputs { terrain: &self.model, heights: &self.heights, surface, grid, maps: &maps }))
+        })?;
+        let arrays = PyDict::new(py);
+        for a in out.arrays {
+            let name = a.name.clone();
+            arrays.set_item(name, to_numpy(py, a)?)?;
+        }
+        Ok(PyBake {
+            arrays: arrays.unbind(),
+            transform: bake::geotransform(&grid).into(),
+            crs: trnbake_raster::writers::vrt::local_cs_wkt(&format!("SWG {} local metres", self.name())),
+            spacing: grid.spacing,
+            region: (grid.x0, grid.z0, grid.east_x(), grid.north_z()),
+            shape: (grid.rows as usize, grid.cols as usize),
+            splat_families: out.splat_families,
+        })
+    }
+
+    /// A summary of the file as `trnbake info --json` gives it: the header fields (version,
+    /// map_width, chunk_width, tiles_per_chunk, pole_spacing, posts_per_side, global_water),
+    /// the family counts by kind, layer and rule counts, the bitmap files the layers need,
+    /// and warnings; plus "path" and "data_root".
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let mut v = serde_json::to_value(self.model.info()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        if let serde_json::Value::Object(m) = &mut v {
+            m.insert("path".into(), self.path.display().to_string().into());
+            m.insert("data_root".into(), self.data_root.as_ref().map(|p| p.display().to_string()).into());
+        }
+        json_to_py(py, &v)
+    }
+}
+
+fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use serde_json::Value as J;
+    match v {
+        J::Null => Ok(py.None().into_bound(py)),
+        J::Bool(b) => b.into_bound_py_any(py),
+        J::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into_bound_py_any(py),
+            (None, Some(u)) => u.into_bound_py_any(py),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_bound_py_any(py),
+        },
+        J::String(s) => s.into_bound_py_any(py),
+        J::Array(a) => {
+            let l = PyList::empty(py);
+            for x in a {
+                l.append(json_to_py(py, x)?)?;
+            }
+            Ok(l.into_any())
+        }
+        J::Object(o) => {
+            let d = PyDict::new(py);
+            for (k, x) in o {
+                d.set_item(k, json_to_py(py, x)?)?;
+            }
+            Ok(d.into_any())
+        }
+    }
+}
+
+fn to_numpy(py: Python<'_>, a: MapArray) -> PyResult<Bound<'_, PyAny>> {
+    let shape = IxDyn(&a.shape);
+    let bad = |e: numpy::ndarray::ShapeError| PyValueError::new_err(format!("{}: {e}", a.name));
+    Ok(match a.samples {
+        Samples::F32(v) => ArrayD::from_shape_vec(shape, v).map_err(bad)?.into_pyarray(py).into_any(),
+        Samples::I32(v) => ArrayD::from_shape_vec(shape, v).map_err(bad)?.into_pyarray(py).into_any(),
+        Samples::U8(v) => ArrayD::from_shape_vec(shape, v).map_err(bad)?.into_pyarray(py).into_any(),
+        Samples::Bool(v) => ArrayD::from_shape_vec(shape, v).map_err(bad)?.into_pyarray(py).into_any(),
+    })
+}
+
+/// The result of `Terrain.bake`: arrays of posts, north row first, and their georeferencing.
+///
+/// `arrays` maps names to numpy arrays: "height" (float32, metres), "normals" (float32,
+/// rows × cols × 3: x east, y up, z north), "shader_id" and "splat_weights" (int32; float32
+/// rows × cols × len(splat_families), summing to 1 where a shader applies), per flora class
+/// C in collidable, noncollidable, radial_near, radial_far "flora_C_id" (int32) and
+/// "flora_C_density" (float32, the placement probability of that family), "water_height"
+/// (float32, NaN where no water) and "water_mask" (bool, ground below the water), "env_id"
+/// (int32), "color" (uint8, rows × cols × 3), "exclude" and "passable" (bool). Family ids
+/// are 0 where no family applies, as in the command line's files.
+#[pyclass(frozen, module = "trnbake", name = "Bake")]
+pub struct PyBake {
+    /// The arrays by name (see the class docstring).
+    #[pyo3(get)]
+    arrays: Py<PyDict>,
+    /// The GDAL geotransform (x of the west edge, pixel width, 0, z of the north edge, 0,
+    /// −pixel height): posts are pixel centres, as GDAL reads the command line's GeoTIFFs.
+    #[pyo3(get)]
+    transform: (f64, f64, f64, f64, f64, f64),
+    /// The CRS as WKT: the local metric CRS `SWG <file stem> local metres` of the CLI's files.
+    #[pyo3(get)]
+    crs: String,
+    /// Metres between posts.
+    #[pyo3(get)]
+    spacing: f64,
+    /// (west, south, east, north): world positions of the outermost posts.
+    #[pyo3(get)]
+    region: (f64, f64, f64, f64),
+    /// (rows, cols).
+    #[pyo3(get)]
+    shape: (usize, usize),
+    /// The shader family ids of the channels of "splat_weights", in order.
+    #[pyo3(get)]
+    splat_families: Vec<i32>,
+}
+
+#[pymethods]
+impl PyBake {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let names: Vec<String> = self.arrays.bind(py).keys().iter().map(|k| k.to_string()).collect();
+        format!("Bake(shape={:?}, spacing={}, region={:?}, arrays={names:?})", self.shape, self.spacing, self.region)
+    }
+}
+
+/// trnbake's native module: `Terrain` and `Bake` (see the `trnbake` package).
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyTerrain>()?;
+    m.add_class::<PyBake>()?;
+    m.add("MAP_NAMES", MAP_NAMES.to_vec())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
