@@ -4,7 +4,7 @@
 //! posts with the north row first.
 
 use trnbake_swg::eval::HeightEvaluator;
-use trnbake_swg::grid::Grid;
+use trnbake_swg::grid::{post_count, Grid};
 use trnbake_swg::model::Terrain;
 use trnbake_swg::plan::FLORA_CLASSES;
 use trnbake_swg::surface::grid::{evaluate, water_levels, PostSurface};
@@ -15,33 +15,13 @@ use trnbake_swg::water::WaterTables;
 /// The map names `Terrain.bake(maps=…)` takes, in the order their arrays are made.
 pub const MAP_NAMES: [&str; 8] = ["height", "normals", "splat", "flora", "water", "env", "color", "exclude"];
 
-/// Posts from `a` to `b` (inclusive) at `spacing`: the command line's count
-/// (`trnbake_bake::post_count`), repeated here because this package must not depend on
-/// `trnbake-bake`, which pulls in wgpu. The 1e-9 absorbs the rounding of regions such as
-/// `-1024..1022` at 2 m, so they keep their last post.
-pub fn post_count(a: f64, b: f64, spacing: f64) -> Result<u32, String> {
-    if !(spacing > 0.0 && spacing.is_finite()) {
-        return Err(format!("spacing {spacing} must be a positive number of metres"));
-    }
-    if !(a.is_finite() && b.is_finite()) {
-        return Err(format!("region bounds must be finite, got {a} and {b}"));
-    }
-    if !(b >= a) {
-        return Err(format!("region is empty: {b} < {a}"));
-    }
-    let n = ((b - a) / spacing + 1e-9).floor() + 1.0;
-    if n > 1_048_577.0 {
-        return Err(format!("{n} posts on a side is more than trnbake bakes (1,048,577)"));
-    }
-    Ok(n as u32)
-}
-
 /// The grid of a bake of `region` (west, south, east, north; world metres) at `spacing`, as
 /// `trnbake bake --region … --spacing …` places it: the first post on the south-west corner,
 /// the last ones at or before the east and north bounds.
 pub fn bake_grid(region: [f64; 4], spacing: f64) -> Result<Grid, String> {
-    let cols = post_count(region[0], region[2], spacing)?;
-    let rows = post_count(region[1], region[3], spacing)?;
+    // The command line's post count (`trnbake_swg::grid::post_count`).
+    let cols = post_count(region[0], region[2], spacing).map_err(|e| e.0)?;
+    let rows = post_count(region[1], region[3], spacing).map_err(|e| e.0)?;
     Ok(Grid { cols, rows, x0: region[0], z0: region[1], spacing })
 }
 
@@ -184,17 +164,6 @@ fn splat_weights(r: &PostSurface, families: &[i32]) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn post_count_matches_the_cli() {
-        assert_eq!(post_count(-1024.0, 1022.0, 2.0), Ok(1024));
-        assert_eq!(post_count(0.0, 2048.0, 4.0), Ok(513));
-        assert_eq!(post_count(0.0, 10.0, 3.0), Ok(4)); // the last post at 9, before the bound
-        assert_eq!(post_count(5.0, 5.0, 1.0), Ok(1));
-        assert!(post_count(1.0, 0.0, 1.0).is_err());
-        assert!(post_count(0.0, 1.0, 0.0).is_err());
-        assert!(post_count(0.0, f64::NAN, 1.0).is_err());
-    }
 
     #[test]
     fn transform_puts_pixel_corners_half_a_post_out() {

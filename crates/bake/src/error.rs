@@ -12,6 +12,8 @@ pub enum Error {
     #[error(transparent)]
     Raster(#[from] trnbake_raster::Error),
     #[error(transparent)]
+    Grid(#[from] trnbake_swg::grid::GridError),
+    #[error(transparent)]
     Io(#[from] io::Error),
     #[error(transparent)]
     Gpu(#[from] trnbake_gpu::GpuError),

@@ -152,17 +152,7 @@ pub struct BakeJob {
 
 /// Posts from `a` to `b` (inclusive) at `spacing`.
 pub fn post_count(a: f64, b: f64, spacing: f64) -> Result<u32> {
-    if !(spacing > 0.0 && spacing.is_finite()) {
-        bail!("spacing {spacing} must be a positive number of metres");
-    }
-    if !(b >= a) {
-        bail!("region is empty: {b} < {a}");
-    }
-    let n = ((b - a) / spacing + 1e-9).floor() + 1.0;
-    if n > 1_048_577.0 {
-        bail!("{n} posts on a side is more than trnbake bakes (1,048,577)");
-    }
-    Ok(n as u32)
+    Ok(trnbake_swg::grid::post_count(a, b, spacing)?)
 }
 
 use trnbake_swg::grid::{tiles, TileSpec};
@@ -399,8 +389,9 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         report.compute_seconds = t_compute.elapsed().as_secs_f64();
         let Some((_, later)) = &streamed_spec else { return Ok(None) };
         // The outputs that need the height range, written while the streamed ones finish.
-        // The range: computed tiles reported theirs, resumed ones are read.
-        let src = CheckpointSource::new(&job.grid, job.params.tile, std::slice::from_ref(&job.outdir))?;
+        // The range: computed tiles reported theirs, resumed ones are read. Every tile of this
+        // folder is in place by now (verified at the start, or just written): no second check.
+        let src = CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir);
         for t in mine.iter().filter(|t| !todo.contains(t)) {
             let mut buf = vec![0.0f32; t.cols as usize * t.rows as usize];
             src.read_block(t.c0, t.r0, t.cols, t.rows, &mut buf)?;
@@ -445,13 +436,13 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             summary.height_max = max;
             report.export = Some(summary);
         }
-        None => assemble(&job.params, &job.grid, std::slice::from_ref(&job.outdir), &job.outdir, &job.export, job.quiet, &mut report)?,
+        None => write_outputs(&CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir), &job.params, &job.outdir, &job.export, job.quiet, &mut report)?,
     }
     if let Some(maps) = &job.surface_maps {
         // The surface maps need the whole grid (bake --maps auto keeps them to grids that
         // fit): read it back from the checkpoints.
         let t_maps = Instant::now();
-        let source = CheckpointSource::new(&job.grid, job.params.tile, std::slice::from_ref(&job.outdir))?;
+        let source = CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir);
         let mut heights = Vec::new();
         heights.try_reserve_exact(job.grid.cols as usize * job.grid.rows as usize).context("not enough memory for the surface maps")?;
         heights.resize(job.grid.cols as usize * job.grid.rows as usize, 0.0f32);
@@ -663,13 +654,18 @@ pub fn assemble(
     quiet: bool,
     report: &mut BakeReport,
 ) -> Result<()> {
-    let src = CheckpointSource::new(grid, params.tile, sources)?;
-    let (min, max) = scan_min_max(&src)?.context("the bake has no finite height")?;
+    write_outputs(&CheckpointSource::new(grid, params.tile, sources)?, params, outdir, choice, quiet, report)
+}
+
+/// Write the outputs of a finished grid from `src` into `outdir` (for [`assemble`], and for a
+/// bake from the checkpoints it verified or wrote itself).
+fn write_outputs(src: &CheckpointSource, params: &BakeParams, outdir: &Path, choice: &ExportChoice, quiet: bool, report: &mut BakeReport) -> Result<()> {
+    let (min, max) = scan_min_max(src)?.context("the bake has no finite height")?;
     report.min_height = min;
     report.max_height = max;
     let spec = ExportSpec::for_bake(choice, bake_citation(params));
     let pb = progress_bar(0, quiet, "writing");
-    let r = export(&src, Some((min, max)), &spec, outdir, &|total| {
+    let r = export(src, Some((min, max)), &spec, outdir, &|total| {
         pb.set_length(total);
         pb.inc(1);
     })?;

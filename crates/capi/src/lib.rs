@@ -21,7 +21,6 @@ use std::ffi::{c_char, c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
 
 use trnbake_swg::eval::{HeightEvaluator, CPU_CULL_BLOCK};
 use trnbake_swg::grid::{Grid, GridError};
@@ -262,11 +261,9 @@ pub unsafe extern "C" fn trnbake_heights(t: *const TrnbakeTerrain, n: usize, xs:
             let (xs, zs) = (std::slice::from_raw_parts(xs, n), std::slice::from_raw_parts(zs, n));
             xs.iter().copied().zip(zs.iter().copied()).collect()
         };
-        // Each point culls the layer list to those touching it, as trnbake_height_at does:
-        // for scattered points that is faster than walking every layer (what
-        // `HeightEvaluator::heights_at` does), and bit-identical to the single calls.
-        let out = std::slice::from_raw_parts_mut(out, n);
-        out.par_iter_mut().zip(points.par_iter()).with_min_len(256).for_each(|(h, &(x, z))| *h = t.heights.height_at(x, z));
+        // In parallel, each point with the layers that touch it: bit-identical to single calls.
+        let heights = t.heights.heights_at(&points);
+        std::slice::from_raw_parts_mut(out, n).copy_from_slice(&heights);
         Ok(0)
     })
 }

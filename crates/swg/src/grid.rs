@@ -95,6 +95,26 @@ impl Grid {
     }
 }
 
+/// Posts from `a` to `b` (inclusive) at `spacing`: the first on `a`, the last at or before `b`
+/// (a tolerance of 1e-9 posts keeps `b` itself when rounding falls just short). How a bake,
+/// and every binding, places a region's posts.
+pub fn post_count(a: f64, b: f64, spacing: f64) -> Result<u32, GridError> {
+    if !(spacing > 0.0 && spacing.is_finite()) {
+        return Err(GridError(format!("spacing {spacing} must be a positive number of metres")));
+    }
+    if !(a.is_finite() && b.is_finite()) {
+        return Err(GridError(format!("region bounds must be finite, got {a} and {b}")));
+    }
+    if !(b >= a) {
+        return Err(GridError(format!("region is empty: {b} < {a}")));
+    }
+    let n = ((b - a) / spacing + 1e-9).floor() + 1.0;
+    if n > 1_048_577.0 {
+        return Err(GridError(format!("{n} posts on a side is more than trnbake bakes (1,048,577)")));
+    }
+    Ok(n as u32)
+}
+
 /// A rectangle of posts of a grid: [c0, c0+cols) × [r0, r0+rows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TileSpec {
@@ -119,6 +139,17 @@ pub fn tiles(grid: &Grid, tile: u32) -> Vec<TileSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn post_count_matches_the_cli() {
+        assert_eq!(post_count(-1024.0, 1022.0, 2.0), Ok(1024u32));
+        assert_eq!(post_count(0.0, 2048.0, 4.0), Ok(513));
+        assert_eq!(post_count(0.0, 10.0, 3.0), Ok(4)); // the last post at 9, before the bound
+        assert_eq!(post_count(5.0, 5.0, 1.0), Ok(1));
+        assert!(post_count(1.0, 0.0, 1.0).is_err());
+        assert!(post_count(0.0, 1.0, 0.0).is_err());
+        assert!(post_count(0.0, f64::NAN, 1.0).is_err());
+    }
 
     #[test]
     fn tiles_cover_every_post_once() {

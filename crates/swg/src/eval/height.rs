@@ -44,14 +44,11 @@ pub const CPU_CULL_BLOCK: u32 = 256;
 /// Heights of a terrain: the public entry point for server emulators and the CPU backend.
 pub struct HeightEvaluator {
     pub plan: BakePlan,
-    everywhere: TileList,
 }
 
 impl HeightEvaluator {
     pub fn new(terrain: &Terrain, opts: &HeightOptions) -> Result<HeightEvaluator, PlanError> {
-        let plan = BakePlan::for_heights(terrain, opts)?;
-        let everywhere = plan.tile_layers([f32::MIN, f32::MIN, f32::MAX, f32::MAX]);
-        Ok(HeightEvaluator { plan, everywhere })
+        Ok(HeightEvaluator { plan: BakePlan::for_heights(terrain, opts)? })
     }
 
     /// Exact ground height at world (x, z) in metres (x east, z north, origin at the map centre).
@@ -60,9 +57,11 @@ impl HeightEvaluator {
         height_at_point(&self.plan, &tile, x, z)
     }
 
-    /// Heights at many points, in parallel, in input order.
+    /// Heights at many points, in parallel, in input order. Each point walks only the layers
+    /// that can touch it, as [`HeightEvaluator::height_at`] does (bit-identical: culling is
+    /// exact), which for scattered points is about twice as fast as walking every layer.
     pub fn heights_at(&self, points: &[(f32, f32)]) -> Vec<f32> {
-        points.par_iter().with_min_len(256).map(|&(x, z)| height_at_point(&self.plan, &self.everywhere, x, z)).collect()
+        points.par_iter().with_min_len(256).map(|&(x, z)| self.height_at(x, z)).collect()
     }
 
     /// Heights of a grid block of posts [c0, c0+cols) × [r0, r0+rows), row-major from the
