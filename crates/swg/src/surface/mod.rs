@@ -261,8 +261,14 @@ impl FloraStack {
     /// The most likely family and its probability; (0, 0) where no family can be placed.
     /// Ties go to the lower family id (deterministic).
     pub fn most_likely(&self) -> (i32, f32) {
-        self.probabilities().into_iter().fold((0, 0.0), |best, e| if e.1 > best.1 { e } else { best })
+        most_likely_of(&self.probabilities())
     }
+}
+
+/// The most likely family of a class's [`FloraStack::probabilities`] and its probability;
+/// (0, 0) where none can be placed; ties go to the lower family id.
+pub fn most_likely_of(probabilities: &[(i32, f32)]) -> (i32, f32) {
+    probabilities.iter().fold((0, 0.0), |best, &e| if e.1 > best.1 { e } else { best })
 }
 
 /// The flora / environment / colour / exclude / passable pass's result at a post.
