@@ -39,6 +39,9 @@ pub struct BakeRequest {
     pub spacing: Option<f64>,
     /// Posts a tile side; `None`: 512 on the CPU backend, 2048 otherwise.
     pub tile: Option<u32>,
+    /// Rows of posts a surface-map band (rounded up to a multiple of 128); `None`: about 2 M
+    /// posts a band. The surface maps stream band by band: this bounds their memory.
+    pub band_rows: Option<u32>,
     /// Maps to write: `height` and the names of [`MAP_NAMES`], or `auto` (height plus every
     /// map the file feeds, and the preview).
     pub maps: Vec<String>,
@@ -90,6 +93,7 @@ impl BakeRequest {
             region: None,
             spacing: None,
             tile: None,
+            band_rows: None,
             maps: vec!["auto".into()],
             export: ExportChoice { formats: vec![Format::Tif, Format::Png], preset: None, size: None, tiles: None },
             backend: Backend::Auto,
@@ -181,6 +185,7 @@ impl BakeRequest {
             maps,
             normals: self.normals,
             citation: format!("SWG {} local metres", self.name),
+            band_rows: self.band_rows,
         }))
     }
 }

@@ -87,6 +87,8 @@ pub struct SurfaceMapsJob {
     pub normals: NormalMethod,
     /// The outputs' CRS name (`SWG NAME local metres`).
     pub citation: String,
+    /// Rows a band; `None`: [`SurfaceMapsJob::band_rows`] of the grid's width.
+    pub band_rows: Option<u32>,
 }
 
 /// What [`SurfaceMapsJob::stream`] wrote, and how.
@@ -214,11 +216,14 @@ impl SurfaceMapsJob {
         ["splat", "flora", "flora_families", "scatter", "env", "color", "exclude", "preview"].iter().any(|m| self.want(m))
     }
 
-    /// Rows a band of a grid `cols` posts wide: a multiple of the culling block, about
+    /// Rows a band of a grid `cols` posts wide: the job's own choice rounded up to a multiple
+    /// of the culling block (so bands cull exactly as the whole grid), else about
     /// [`BAND_POSTS`] posts.
-    pub fn band_rows(cols: u32) -> u32 {
-        let rows = (BAND_POSTS / u64::from(cols.max(1))) as u32;
-        (rows / BAND_ROW_MULTIPLE).max(1) * BAND_ROW_MULTIPLE
+    pub fn band_rows(&self, cols: u32) -> u32 {
+        match self.band_rows {
+            Some(rows) => rows.max(1).div_ceil(BAND_ROW_MULTIPLE) * BAND_ROW_MULTIPLE,
+            None => ((BAND_POSTS / u64::from(cols.max(1))) as u32 / BAND_ROW_MULTIPLE).max(1) * BAND_ROW_MULTIPLE,
+        }
     }
 
     /// SHA-256 of everything that determines the band checkpoints besides the heights: the
@@ -244,7 +249,7 @@ impl SurfaceMapsJob {
     pub fn stream(&self, inputs: &StreamInputs) -> crate::Result<SurfaceMapsOutput> {
         let start = Instant::now();
         let grid = *inputs.grid;
-        let band_rows = Self::band_rows(grid.cols);
+        let band_rows = self.band_rows(grid.cols);
         let set = BandSet::new(grid, self.layout(), band_rows, inputs.outdir.join(crate::TILE_DIR));
         let gpu = gpu_surface_pass(inputs.gpu, &self.surface, self.normals, inputs.quiet)?;
         let backend = if gpu.is_some() { "gpu" } else { "cpu" };
