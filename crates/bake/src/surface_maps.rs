@@ -64,6 +64,8 @@ pub struct SurfaceMapsJob {
     pub normals: NormalMethod,
     /// The outputs' CRS name (`SWG NAME local metres`).
     pub citation: String,
+    /// How the GeoTIFF maps are written (`--cog`, `--compress`).
+    pub tiff: trnbake_raster::GeoTiffOptions,
 }
 
 /// What [`SurfaceMapsJob::run`] wrote, and on which backend (`"gpu"` or `"cpu"`) it computed
@@ -110,7 +112,7 @@ impl SurfaceMapsJob {
                 s.water = Some(trnbake_gpu::water_pass::evaluate(ctx, grid, &WaterTables::new(&self.terrain))?);
             }
         }
-        let inputs = MapInputs { terrain: &self.terrain, heights, height_evaluator: he, citation: &self.citation };
+        let inputs = MapInputs { terrain: &self.terrain, heights, height_evaluator: he, citation: &self.citation, tiff: self.tiff };
         let files = write_maps(outdir, &self.maps, &s, &self.surface, &inputs)?;
         Ok(SurfaceMapsOutput { files, backend: on.backend })
     }
@@ -165,6 +167,8 @@ pub struct MapInputs<'a> {
     pub heights: &'a [f32],
     pub height_evaluator: &'a HeightEvaluator,
     pub citation: &'a str,
+    /// GeoTIFF options of the maps; id maps use them [`for_ids`](trnbake_raster::GeoTiffOptions::for_ids).
+    pub tiff: trnbake_raster::GeoTiffOptions,
 }
 
 /// Write the requested surface `maps` (names of [`MAP_NAMES`] other than `height`) into
@@ -189,7 +193,7 @@ pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceE
         families.sort_unstable();
         families.dedup();
         let ids: Vec<f32> = s.results.iter().map(|r| r.shader.max(0) as f32).collect();
-        files.push(trnbake_raster::write_geotiff_u16(&outdir.join("shader_id.tif"), &pg, &ids, inp.citation, 1.0, 0.0)?);
+        files.push(trnbake_raster::writers::geotiff::write_geotiff_u16_with(&outdir.join("shader_id.tif"), &pg, &ids, inp.citation, 1.0, 0.0, &inp.tiff.for_ids())?);
         let mut legend = Vec::new();
         for (k, chunk) in families.chunks(4).enumerate() {
             let mut bytes = Vec::with_capacity(n * 4);
@@ -218,7 +222,7 @@ pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceE
         for (class, name) in FLORA_CLASSES.iter().enumerate() {
             let best: Vec<(i32, f32)> = s.results.iter().map(|r| r.flora[class]).collect();
             let ids: Vec<f32> = best.iter().map(|b| b.0.max(0) as f32).collect();
-            files.push(trnbake_raster::write_geotiff_u16(&outdir.join(format!("flora_{name}_id.tif")), &pg, &ids, inp.citation, 1.0, 0.0)?);
+            files.push(trnbake_raster::writers::geotiff::write_geotiff_u16_with(&outdir.join(format!("flora_{name}_id.tif")), &pg, &ids, inp.citation, 1.0, 0.0, &inp.tiff.for_ids())?);
             let probs: Vec<f32> = best.iter().map(|b| b.1).collect();
             files.push(trnbake_raster::write_png16(&outdir.join(format!("flora_{name}_density.png")), &pg, &probs, 1.0 / 65535.0, 0.0)?);
             let mut used: Vec<i32> = ids.iter().map(|&i| i as i32).filter(|&i| i != 0).collect();
@@ -261,13 +265,13 @@ pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceE
     };
     if want("water") {
         let levels: Vec<f32> = water_levels.iter().map(|w| w.unwrap_or(f32::NAN)).collect();
-        files.push(trnbake_raster::write_geotiff_f32(&outdir.join("water_height.tif"), &pg, &levels, inp.citation)?);
+        files.push(trnbake_raster::writers::geotiff::write_geotiff_f32_with(&outdir.join("water_height.tif"), &pg, &levels, inp.citation, &inp.tiff)?);
         let mask: Vec<u8> = water_levels.iter().zip(inp.heights).map(|(w, h)| if w.is_some_and(|w| *h < w) { 255 } else { 0 }).collect();
         files.push(write_png8(&outdir.join("water_mask.png"), cols, rows, 1, &mask).context("cannot write water_mask.png")?);
     }
     if want("env") {
         let ids: Vec<f32> = s.results.iter().map(|r| r.environment.max(0) as f32).collect();
-        files.push(trnbake_raster::write_geotiff_u16(&outdir.join("env_id.tif"), &pg, &ids, inp.citation, 1.0, 0.0)?);
+        files.push(trnbake_raster::writers::geotiff::write_geotiff_u16_with(&outdir.join("env_id.tif"), &pg, &ids, inp.citation, 1.0, 0.0, &inp.tiff.for_ids())?);
     }
     if want("color") {
         let bytes: Vec<u8> = s.results.iter().flat_map(|r| r.color.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)).collect();
