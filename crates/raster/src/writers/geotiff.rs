@@ -156,8 +156,8 @@ pub struct GeoTiffOptions {
     /// zlib level 1..=9 for Deflate. Default 2 (GDAL's default `ZLEVEL` is 6; see the module
     /// notes).
     pub deflate_level: u32,
-    /// Zstandard level 1..=22. Default 3 (GDAL's `ZSTD_LEVEL` default is 9, several times
-    /// slower for a file a few per cent smaller).
+    /// Zstandard level 1..=22. Default 3, zstd's own default (GDAL's `ZSTD_LEVEL` default is
+    /// 9, slower to write; any level decodes at the same speed).
     pub zstd_level: i32,
     /// Target uncompressed bytes per strip (at least one row per strip; striped layout).
     /// Default 256 KiB: small enough to spread a 1025² grid over both cores, large enough
@@ -462,7 +462,7 @@ impl GeoTiffStreamWriter {
     /// a call.
     pub fn push_rows(&mut self, rows: &[f32]) -> Result<()> {
         let cols = self.grid.cols as usize;
-        if rows.len() % cols != 0 {
+        if !rows.len().is_multiple_of(cols) {
             return Err(invalid(format!("{} samples are not whole rows of {cols}", rows.len())).into());
         }
         for row in rows.chunks_exact(cols) {
