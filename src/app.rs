@@ -395,6 +395,7 @@ pub fn bake_pipeline(args: &crate::cli::BakeArgs, quiet: bool) -> Result<trnbake
 /// `--format/--preset/--size/--tiles` → what to export. Formats default to the preset's
 /// engine format, else `tif,png` (the bake's historical outputs).
 pub fn export_choice(args: &crate::cli::ExportArgs) -> Result<trnbake_raster::writers::set::ExportChoice> {
+    use trnbake_raster::writers::geotiff::TiffLayout;
     use trnbake_raster::writers::set::{ExportChoice, Format};
     let names: Vec<String> = match (&args.format, args.preset) {
         (Some(f), _) => f.clone(),
@@ -414,7 +415,12 @@ pub fn export_choice(args: &crate::cli::ExportArgs) -> Result<trnbake_raster::wr
     if args.size.is_some() && args.preset.is_none() {
         bail!("--size chooses an engine heightmap size and needs --preset");
     }
-    Ok(ExportChoice { formats, preset: args.preset, size: args.size, tiles: args.tiles })
+    let tiff = trnbake_raster::GeoTiffOptions {
+        layout: if args.cog { TiffLayout::Cog } else { TiffLayout::Striped },
+        compression: args.compress,
+        ..Default::default()
+    };
+    Ok(ExportChoice { formats, preset: args.preset, size: args.size, tiles: args.tiles, tiff })
 }
 
 /// Parse `A,B` (two finite numbers) for `--origin`/`--height-range`.

@@ -242,7 +242,7 @@ pub fn run_surface(t: &trnbake_swg::model::Terrain, e: &HeightEvaluator, s: &trn
 #[derive(Debug, Serialize)]
 pub struct ExportBenchCase {
     pub format: String,
-    /// "deflate 6", "zlib 3", "none", or "-" for formats that are never compressed.
+    /// "deflate 2", "cog deflate 2", "zlib 3", "none", or "-" for formats that are never compressed.
     pub compression: String,
     pub posts: u64,
     /// Bytes of samples in the file's sample type (cols · rows · bytes per sample).
@@ -283,7 +283,7 @@ type WriteVariant<'a> = Box<dyn Fn() -> std::io::Result<trnbake_raster::WrittenF
 /// encoding, the atomic write with fsync and the SHA-256 of the manifest. Each file is deleted
 /// after it is measured; memory stays bounded whatever `n` (see `peak_rss_bytes`).
 pub fn run_export(n: u32, dir: &std::path::Path, formats: &[trnbake_raster::writers::set::Format]) -> anyhow::Result<ExportBench> {
-    use trnbake_raster::writers::geotiff::{write_geotiff_from, GeoTiffOptions, TiffSample};
+    use trnbake_raster::writers::geotiff::{write_geotiff_from, Compression, GeoTiffOptions, TiffLayout, TiffSample};
     use trnbake_raster::writers::png16::{write_png16_from, Png16Options, DEFLATE};
     use trnbake_raster::writers::raw::write_raw_from;
     use trnbake_raster::writers::set::Format;
@@ -337,11 +337,13 @@ pub fn run_export(n: u32, dir: &std::path::Path, formats: &[trnbake_raster::writ
                 };
                 let bytes = if f == Format::Tif { 4 } else { 2 };
                 let p = out("tif");
-                let p2 = p.clone();
+                let (p2, p3) = (p.clone(), p.clone());
                 let src = &src;
+                let write = move |p: &std::path::Path, opts: GeoTiffOptions| write_geotiff_from(p, src, "bench", sample, &opts).map_err(std::io::Error::other);
                 vec![
-                    ("deflate 6", Box::new(move || write_geotiff_from(&p, src, "bench", sample, &GeoTiffOptions::default())), bytes),
-                    ("none", Box::new(move || write_geotiff_from(&p2, src, "bench", sample, &GeoTiffOptions { compress: false, ..Default::default() })), bytes),
+                    ("deflate 2", Box::new(move || write(&p, GeoTiffOptions::default())), bytes),
+                    ("none", Box::new(move || write(&p2, GeoTiffOptions { compression: Compression::None, ..Default::default() })), bytes),
+                    ("cog deflate 2", Box::new(move || write(&p3, GeoTiffOptions { layout: TiffLayout::Cog, ..Default::default() })), bytes),
                 ]
             }
             Format::Png => {

@@ -255,6 +255,15 @@ pub struct ExportArgs {
     /// tiles share their edge posts; GeoTIFF tiles get a .vrt mosaic.
     #[arg(long, value_name = "N|SIZE")]
     pub tiles: Option<trnbake_raster::writers::set::Tiles>,
+    /// Write every GeoTIFF (heights and, for bake, the surface-map GeoTIFFs) as a
+    /// Cloud-Optimized GeoTIFF: 512² tiles, overviews down to one tile (averaged heights,
+    /// nearest ids), directories first, statistics in the metadata.
+    #[arg(long)]
+    pub cog: bool,
+    /// GeoTIFF compression, with the predictor that fits the samples: deflate (every reader),
+    /// zstd (smaller, faster; GDAL ≥ 2.3), lzw (old readers) or none.
+    #[arg(long, value_enum, default_value_t = trnbake_raster::writers::geotiff::Compression::Deflate)]
+    pub compress: trnbake_raster::writers::geotiff::Compression,
 }
 
 /// Options of `convert`.

@@ -217,6 +217,26 @@ fn the_emulator_crates_stay_lean() {
 }
 
 #[test]
+fn the_raster_crate_stays_free_of_gpu_and_command_line_crates() {
+    // What a GIS tool linking trnbake-raster compiles: the format crates (TIFF with its
+    // Deflate, LZW and Zstandard codecs, PNG), never the GPU or the command line.
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "-p", "trnbake-raster", "-e", "normal", "--prefix", "none", "--offline"])
+        .current_dir(workspace())
+        .output()
+        .expect("cargo tree");
+    assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let crates: BTreeSet<&str> = text.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    for needed in ["tiff", "flate2", "weezl", "zstd", "png"] {
+        assert!(crates.contains(needed), "trnbake-raster lacks {needed}: {crates:?}");
+    }
+    for banned in ["wgpu", "naga", "clap", "indicatif", "anyhow", "tracing-subscriber"] {
+        assert!(!crates.contains(banned), "trnbake-raster pulls {banned}: {crates:?}");
+    }
+}
+
+#[test]
 fn no_crate_has_a_module_cycle() {
     let mut seen = 0;
     for e in std::fs::read_dir(workspace().join("crates")).unwrap() {

@@ -517,3 +517,53 @@ fn a_tiny_tiff_declaring_a_huge_image_is_refused_before_allocating() {
     assert!(!dir.join("out.r32").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn convert_keeps_the_crs_and_states_the_real_range_through_every_format() {
+    // Issue 25 item 2: `convert` prints and records the real height range whatever the input
+    // and output format (it printed NaN and wrote null for Float32 outputs), and the planet's
+    // CRS name survives a round trip through every format: GeoTIFF and VRT state it, the
+    // sidecar keeps it for .ter, PNG and RAW, from where the way back reads it.
+    let dir = out_dir("crs");
+    let crs = "SWG naboo local metres";
+    let g = Grid { cols: 65, rows: 33, x0: 1000.0, z0: -2000.0, spacing: 4.0 };
+    let h: Vec<f32> = (0..g.len()).map(|i| ((i % 65) as f32 * 0.3).sin() * 120.0 - (i / 65) as f32 * 1.5 + 7.25).collect();
+    let src = dir.join("src.tif");
+    write_geotiff_f32(&src, &g, &h, crs).unwrap();
+    let (lo, hi) = trnbake_raster::finite_min_max(&h).unwrap();
+    let gdal = Gdal::find();
+    for (out, format) in [("o.tif", None), ("o16.tif", Some("tif16")), ("o.ter", None), ("o.png", None), ("o.raw", None), ("o.r16", None), ("o.r32", None), ("o.vrt", None)] {
+        let mut c = trnbake();
+        c.arg("convert").arg(&src).arg(dir.join(out));
+        if let Some(fm) = format {
+            c.args(["--format", fm]);
+        }
+        let stderr = String::from_utf8_lossy(&run_ok(&mut c).stderr).into_owned();
+        assert!(stderr.contains(&format!("heights {lo:.3} .. {hi:.3} m")), "{out}: {stderr}");
+        let side = read_json(&dir.join(format!("{out}.json")));
+        assert_eq!((f(&side["export"]["height_min"]), f(&side["export"]["height_max"])), (f64::from(lo), f64::from(hi)), "{out}");
+        for o in side["outputs"].as_array().unwrap() {
+            assert_eq!(o["crs"], crs, "{out}: {o}");
+        }
+        // Back to a GeoTIFF (from the first tile of the mosaic for .vrt): the CRS returns, and
+        // the range is the decoded input's, finite and within a quantisation step.
+        let input = if out == "o.vrt" { dir.join("o_x0_y0.tif") } else { dir.join(out) };
+        let back = dir.join(format!("{out}.back.tif"));
+        let stderr = String::from_utf8_lossy(&run_ok(trnbake().arg("convert").arg(&input).arg(&back)).stderr).into_owned();
+        assert!(!stderr.contains("NaN"), "{out}: {stderr}");
+        let bs = read_json(&dir.join(format!("{out}.back.tif.json")));
+        let step = side["outputs"][0]["height_scale"].as_f64().unwrap_or(0.0);
+        for (got, want) in [(f(&bs["export"]["height_min"]), lo), (f(&bs["export"]["height_max"]), hi)] {
+            assert!((got - f64::from(want)).abs() <= step / 2.0 + 1e-4, "{out}: range {got} vs {want} (step {step})");
+        }
+        let back_crs = trnbake_raster::readers::open(&back, &Default::default()).unwrap().citation;
+        assert_eq!(back_crs.as_deref(), Some(crs), "{out}");
+        if let Some(gd) = &gdal {
+            let wkt = gd.info(&back)["coordinateSystem"]["wkt"].as_str().unwrap_or_default().to_string();
+            assert!(wkt.contains(crs), "{out}: GDAL reads {wkt}");
+        }
+    }
+    let vrt = std::fs::read_to_string(dir.join("o.vrt")).unwrap();
+    assert!(vrt.contains(&format!("LOCAL_CS[&quot;{crs}&quot;")), "{vrt}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -157,3 +157,72 @@ pub fn stats_min_max(band: &serde_json::Value) -> (f64, f64) {
     (p("STATISTICS_MINIMUM"), p("STATISTICS_MAXIMUM"))
 }
 
+
+/// A Python with GDAL's bindings (`python3-gdal`): the COG validator and statistics GDAL
+/// computes itself. `python3` first, then Debian's `/usr/bin/python3` (a pyenv `python3` on
+/// PATH may lack the system packages). `None` with a printed skip; with `CI=true` a missing
+/// one fails.
+pub struct GdalPython(PathBuf);
+
+impl GdalPython {
+    pub fn find() -> Option<GdalPython> {
+        for py in ["python3", "/usr/bin/python3"] {
+            let ok = Command::new(py)
+                .args(["-c", "from osgeo_utils.samples import validate_cloud_optimized_geotiff"])
+                .output()
+                .is_ok_and(|o| o.status.success());
+            if ok {
+                return Some(GdalPython(PathBuf::from(py)));
+            }
+        }
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("no python3 with osgeo_utils (required when CI=true; install python3-gdal)");
+        }
+        eprintln!("skipping COG checks: no python3 with GDAL's bindings (python3-gdal)");
+        None
+    }
+
+    /// GDAL's own validator, with the full check of the block leaders and trailers; panics
+    /// with its report when the file is not a valid Cloud-Optimized GeoTIFF.
+    pub fn validate_cog(&self, path: &Path) {
+        let out = Command::new(&self.0)
+            .args(["-m", "osgeo_utils.samples.validate_cloud_optimized_geotiff", "--full-check=yes"])
+            .arg(path)
+            .output()
+            .unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success() && text.contains("is a valid cloud optimized GeoTIFF") && !text.contains("arning"),
+            "{}: {text}",
+            path.display()
+        );
+    }
+
+    /// What GDAL sees in a GeoTIFF: `stored` (the STATISTICS_* items of the file, min, max,
+    /// mean, stddev), `computed` (GDAL's own `ComputeStatistics` over every pixel), the
+    /// overview sizes, `IMAGE_STRUCTURE` metadata, the CRS name, the block size and the
+    /// distinct values of the smallest overview (at most 1000).
+    pub fn inspect(&self, path: &Path) -> serde_json::Value {
+        const SCRIPT: &str = r#"
+import json, sys
+import numpy as np
+from osgeo import gdal
+gdal.UseExceptions()
+gdal.SetConfigOption("GDAL_PAM_ENABLED", "NO")
+ds = gdal.Open(sys.argv[1]); b = ds.GetRasterBand(1)
+md = b.GetMetadata()
+stored = [float(md[k]) for k in ("STATISTICS_MINIMUM", "STATISTICS_MAXIMUM", "STATISTICS_MEAN", "STATISTICS_STDDEV") if k in md]
+ds2 = gdal.Open(sys.argv[1]); computed = ds2.GetRasterBand(1).ComputeStatistics(False)
+ovr = [b.GetOverview(i) for i in range(b.GetOverviewCount())]
+small = (ovr[-1] if ovr else b).ReadAsArray()
+vals = np.unique(small[np.isfinite(small)]) if small.dtype.kind == "f" else np.unique(small)
+srs = ds.GetSpatialRef()
+print(json.dumps({"stored": stored, "computed": computed, "overviews": [[o.XSize, o.YSize] for o in ovr],
+    "structure": ds.GetMetadata("IMAGE_STRUCTURE"), "crs": srs.GetName() if srs else None,
+    "block": b.GetBlockSize(), "smallest_values": [float(v) for v in vals[:1000]]}))
+"#;
+        let out = Command::new(&self.0).args(["-c", SCRIPT]).arg(path).output().unwrap();
+        assert!(out.status.success(), "{}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}

@@ -95,7 +95,7 @@ impl BakeRequest {
             tile: None,
             band_rows: None,
             maps: vec!["auto".into()],
-            export: ExportChoice { formats: vec![Format::Tif, Format::Png], preset: None, size: None, tiles: None },
+            export: ExportChoice { formats: vec![Format::Tif, Format::Png], ..Default::default() },
             backend: Backend::Auto,
             adapter_filter: None,
             shard: None,
@@ -185,6 +185,7 @@ impl BakeRequest {
             maps,
             normals: self.normals,
             citation: format!("SWG {} local metres", self.name),
+            tiff: self.export.tiff,
             band_rows: self.band_rows,
         }))
     }

@@ -87,6 +87,9 @@ pub struct SurfaceMapsJob {
     pub normals: NormalMethod,
     /// The outputs' CRS name (`SWG NAME local metres`).
     pub citation: String,
+    /// How the GeoTIFF maps are written (`--cog`, `--compress`); id maps use them
+    /// [`for_ids`](trnbake_raster::GeoTiffOptions::for_ids).
+    pub tiff: GeoTiffOptions,
     /// Rows a band; `None`: [`SurfaceMapsJob::band_rows`] of the grid's width.
     pub band_rows: Option<u32>,
 }
@@ -544,7 +547,9 @@ impl SurfaceMapsJob {
             Box::new(move || Ok(vec![write_png8_from(&dir.join(name), &PlaneRows { set, plane, channels, wait: true })?]))
         };
         let tif = move |name: String, plane: Plane, sample: TiffSample| -> Writer<'s> {
-            Box::new(move || Ok(vec![write_geotiff_from(&dir.join(name), &PlaneSource { set, plane, wait: true }, &self.citation, sample, &GeoTiffOptions::default())?]))
+            // Ids and classes: overviews (COG) pick a value instead of averaging.
+            let opts = if matches!(sample, TiffSample::U16 { .. }) { self.tiff.for_ids() } else { self.tiff };
+            Box::new(move || Ok(vec![write_geotiff_from(&dir.join(name), &PlaneSource { set, plane, wait: true }, &self.citation, sample, &opts)?]))
         };
         let ids = TiffSample::U16 { scale: 1.0, offset: 0.0 };
         if self.want("normals") {

@@ -89,29 +89,120 @@ fn write_via_temp(
     sync: bool,
     fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let tmp = temp_path_for(path);
-    {
-        let mut pending = pending();
-        if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted"));
-        }
-        pending.push(tmp.clone());
+    let mut f = AtomicFile::create(path)?;
+    fill(f.writer())?;
+    f.commit(sync)
+}
+
+/// Registers `tmp` as a temp file of this process (refused once the process is interrupted).
+fn register(tmp: &Path) -> std::io::Result<()> {
+    let mut pending = pending();
+    if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted"));
     }
-    let result = (|| {
-        let file = std::fs::File::create(&tmp)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-        fill(&mut w)?;
+    pending.push(tmp.to_path_buf());
+    Ok(())
+}
+
+fn unregister(tmp: &Path) {
+    pending().retain(|p| p != tmp);
+}
+
+/// A file written under its temporary name ([`temp_path_for`]) and renamed onto its target by
+/// [`AtomicFile::commit`]; dropped uncommitted (an error, a panic), the temp file is removed.
+/// For writers that fill a file over many calls ([`write_atomic_with`] is the one-closure form).
+pub struct AtomicFile {
+    tmp: PathBuf,
+    target: PathBuf,
+    w: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl AtomicFile {
+    /// Creates the temp file beside `path`.
+    pub fn create(path: &Path) -> std::io::Result<Self> {
+        let tmp = temp_path_for(path);
+        register(&tmp)?;
+        match std::fs::File::create(&tmp) {
+            Ok(file) => Ok(Self { tmp, target: path.to_path_buf(), w: Some(std::io::BufWriter::with_capacity(1 << 20, file)) }),
+            Err(e) => {
+                unregister(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    /// The (buffered) writer of the temp file.
+    pub fn writer(&mut self) -> &mut std::io::BufWriter<std::fs::File> {
+        self.w.as_mut().expect("an AtomicFile is written until it is committed")
+    }
+
+    /// Flushes, optionally fsyncs, and renames the temp file onto the target.
+    pub fn commit(mut self, sync: bool) -> std::io::Result<()> {
+        let w = self.w.take().expect("committed once");
         let file = w.into_inner().map_err(|e| e.into_error())?;
         if sync {
             file.sync_all()?;
         }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        drop(file);
+        std::fs::rename(&self.tmp, &self.target)?;
+        unregister(&self.tmp);
+        Ok(())
     }
-    pending().retain(|p| p != &tmp);
-    result
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.w.take().is_some() || self.tmp.exists() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        unregister(&self.tmp);
+    }
+}
+
+/// A scratch file beside an output (`.NAME.TAG.PID.partial`, so [`sweep_stale_temps`] and
+/// [`interrupt`] know it), appended to and read back at positions, removed when dropped.
+pub struct ScratchFile {
+    path: PathBuf,
+    w: std::io::BufWriter<std::fs::File>,
+    len: u64,
+}
+
+impl ScratchFile {
+    /// Creates the scratch file `TAG` of the output `beside`.
+    pub fn create(beside: &Path, tag: &str) -> std::io::Result<Self> {
+        let name = beside.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let path = beside.with_file_name(format!(".{name}.{tag}.{}.partial", std::process::id()));
+        register(&path)?;
+        let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path);
+        match file {
+            Ok(file) => Ok(Self { path, w: std::io::BufWriter::with_capacity(1 << 20, file), len: 0 }),
+            Err(e) => {
+                unregister(&path);
+                Err(e)
+            }
+        }
+    }
+
+    /// Appends `bytes`; returns the position they start at.
+    pub fn append(&mut self, bytes: &[u8]) -> std::io::Result<u64> {
+        let at = self.len;
+        self.w.write_all(bytes)?;
+        self.len += bytes.len() as u64;
+        Ok(at)
+    }
+
+    /// Reads `buf.len()` bytes at `pos` (anything appended so far).
+    pub fn read_at(&mut self, pos: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.w.flush()?;
+        crate::source::read_exact_at(self.w.get_ref(), buf, pos)
+    }
+}
+
+impl Drop for ScratchFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        unregister(&self.path);
+    }
 }
 
 #[cfg(test)]

@@ -58,7 +58,7 @@ pub mod writers;
 pub use error::{Error, Result};
 pub use limits::Limits;
 pub use trnbake_swg::grid::Grid;
-pub use writers::geotiff::{write_geotiff_f32, write_geotiff_u16};
+pub use writers::geotiff::{write_geotiff_f32, write_geotiff_u16, GeoTiffOptions, GeoTiffStreamWriter};
 pub use writers::png16::write_png16;
 pub use source::{HeightSource, MemSource};
 
@@ -102,6 +102,11 @@ pub struct WrittenFile {
     /// `[x, y]` index of a tile in a tiled export (see the manifest's `tiles.origin`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tile: Option<[u32; 2]>,
+    /// The CRS name of the heights (`SWG naboo local metres`): what a GeoTIFF or VRT states
+    /// itself, kept here for the formats that cannot (`.ter`, PNG, RAW), so that `convert`
+    /// carries it on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crs: Option<String>,
 }
 
 impl WrittenFile {
@@ -118,6 +123,7 @@ impl WrittenFile {
             grid: None,
             row_order: None,
             tile: None,
+            crs: None,
         }
     }
 

@@ -59,7 +59,9 @@ pub struct ImportOptions {
 pub struct Imported {
     pub source: Box<dyn HeightSource>,
     pub format: InputFormat,
-    /// The CRS name of a GeoTIFF input (its GTCitation), kept for GeoTIFF outputs.
+    /// The CRS name of the input: a GeoTIFF's GTCitation, else the `crs` its sidecar or bake
+    /// manifest recorded (for `.ter`, PNG and RAW, which cannot state one); kept for the
+    /// outputs.
     pub citation: Option<String>,
 }
 
@@ -84,6 +86,7 @@ pub fn open(path: &Path, opts: &ImportOptions) -> Result<Imported> {
         InputFormat::Png => open_png(path, opts, sidecar.as_ref())?,
         InputFormat::R16 | InputFormat::R32 => open_raw(path, format, opts, sidecar.as_ref())?,
     };
+    let citation = citation.or_else(|| sidecar.and_then(|s| s.crs)).filter(|c| !c.trim().is_empty());
     Ok(Imported { source, format, citation })
 }
 

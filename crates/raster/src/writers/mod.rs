@@ -9,4 +9,5 @@ pub mod preset;
 pub mod raw;
 pub mod set;
 pub mod ter;
+mod tiff_ifd;
 pub mod vrt;

@@ -135,8 +135,8 @@ impl FromStr for Tiles {
     }
 }
 
-/// What the user asked for (the CLI's `--format/--preset/--size/--tiles`), independent of
-/// where the heights come from.
+/// What the user asked for (the CLI's `--format/--preset/--size/--tiles/--cog/--compress`),
+/// independent of where the heights come from.
 #[derive(Clone, Debug, Default)]
 pub struct ExportChoice {
     pub formats: Vec<Format>,
@@ -144,6 +144,8 @@ pub struct ExportChoice {
     /// Heightmap (or, with tiles, tile) size in posts a side for a preset.
     pub size: Option<u32>,
     pub tiles: Option<Tiles>,
+    /// How every GeoTIFF is written (layout, compression); a bake's surface-map GeoTIFFs too.
+    pub tiff: GeoTiffOptions,
 }
 
 /// One output: a format and the file stem and extension its files get.
@@ -181,7 +183,7 @@ impl ExportSpec {
             size: choice.size,
             tiles: choice.tiles,
             citation,
-            tiff: GeoTiffOptions::default(),
+            tiff: choice.tiff,
             png_compression: super::png16::DEFLATE,
         }
     }
@@ -366,12 +368,16 @@ pub fn export(
     };
     let g = src.grid();
     let was_resampled = g != g0;
-    // The range: known, scanned, or (no output and no preset needs it) left unknown (NaN in
-    // the summary) so that a source still being computed is not read ahead of its writers.
+    // The range: known, scanned, or (no output and no preset needs it, and the source is still
+    // being computed) left unknown (NaN in the summary) so that it is not read ahead of its
+    // writers; the bake, which streams such outputs, fills in the range it computed.
     let needs_range = spec.preset.is_some() || spec.outputs.iter().any(|o| o.format.needs_range());
+    // A finished source is scanned even then (it costs one read), so the summary (the
+    // manifest, `convert`'s sidecar and message) states the real range.
     let (hmin, hmax) = match min_max {
         Some(m) if !was_resampled => m,
-        _ if !needs_range => (f32::NAN, f32::NAN),
+        _ if !needs_range && src.may_block() => (f32::NAN, f32::NAN),
+        _ if !needs_range => scan_min_max(src)?.unwrap_or((f32::NAN, f32::NAN)),
         _ => scan_min_max(src)?.context("the grid has no finite height")?,
     };
 
@@ -412,11 +418,14 @@ pub fn export(
         let path = dir.join(format!("{name}.{}", out.ext));
         let ctx = || format!("cannot write {}", path.display());
         let mut files = Vec::new();
-        let mut wf = match out.format {
-            Format::Tif => write_geotiff_from(&path, &win, &spec.citation, TiffSample::F32, &spec.tiff),
-            Format::Tif16 => {
-                let (scale, offset) = u16_tif;
-                write_geotiff_from(&path, &win, &spec.citation, TiffSample::U16 { scale, offset }, &spec.tiff)
+        let written: std::io::Result<WrittenFile> = match out.format {
+            Format::Tif | Format::Tif16 => {
+                let sample = match out.format {
+                    Format::Tif16 => TiffSample::U16 { scale: u16_tif.0, offset: u16_tif.1 },
+                    _ => TiffSample::F32,
+                };
+                let wf = write_geotiff_from(&path, &win, &spec.citation, sample, &spec.tiff).with_context(ctx)?;
+                Ok(wf)
             }
             Format::Ter => write_ter_from(&path, &win, ter.as_ref().expect("chosen above")),
             Format::Png => {
@@ -428,11 +437,12 @@ pub fn export(
                 write_raw_from(&path, &win, RawSample::U16 { scale, offset }, raw_order)
             }
             Format::R32 => write_raw_from(&path, &win, RawSample::F32, raw_order),
-        }
-        .with_context(ctx)?;
+        };
+        let mut wf = written.with_context(ctx)?;
         if tiled {
             wf.tile = Some([p.x, p.y]);
         }
+        wf.crs = Some(spec.citation.clone());
         files.push(wf);
         on_file(jobs.len() as u64);
         // A world file georeferences the PNG for GIS tools; engine exports skip it.
@@ -440,6 +450,7 @@ pub fn export(
             let pgw = path.with_extension("pgw");
             let mut wf = write_world_file(&pgw, &win.grid()).with_context(|| format!("cannot write {}", pgw.display()))?;
             wf.tile = files[0].tile;
+            wf.crs = Some(spec.citation.clone());
             files.push(wf);
         }
         Ok(files)
@@ -462,7 +473,9 @@ pub fn export(
                 _ => TiffSample::F32,
             };
             let path = dir.join(format!("{}.vrt", out.stem));
-            files.push(write_vrt(&path, &g, &vt, sample, &spec.citation).with_context(|| format!("cannot write {}", path.display()))?);
+            let mut wf = write_vrt(&path, &g, &vt, sample, &spec.citation).with_context(|| format!("cannot write {}", path.display()))?;
+            wf.crs = Some(spec.citation.clone());
+            files.push(wf);
         }
     }
 
