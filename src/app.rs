@@ -64,7 +64,7 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Convert(args) => convert(&args, cli.quiet),
         Command::Scs(cmd) => crate::scs_cmd::run(cmd, cli.quiet),
-        Command::Nwn2(args) => crate::nwn2_cmd::run(&args),
+        Command::Nwn2(args) => crate::nwn2_cmd::run(&args, cli.quiet),
         Command::BenchExport { posts, dir, format, json } => bench_export(posts, dir, format.as_deref(), json),
     }
 }
@@ -167,7 +167,13 @@ fn parse_point(s: &str) -> Option<(f32, f32)> {
 fn sample(file: Option<&Path>, points: Option<&Path>, at: Option<&str>, args: &HeightArgs) -> Result<()> {
     let t = load_terrain(file)?;
     let pts: Vec<(f32, f32)> = match (at, points) {
-        (Some(a), _) => vec![parse_point(a).with_context(|| format!("--at `{a}` is not X,Z (two numbers)"))?],
+        (Some(a), _) => {
+            let p = parse_point(a).with_context(|| format!("--at `{a}` is not X,Z (two numbers)"))?;
+            if !t.header.on_map(f64::from(p.0), f64::from(p.1)) {
+                bail!("--at {a} is off the map ({})", t.header.extent_text());
+            }
+            vec![p]
+        }
         (None, Some(p)) => {
             let text = if p == Path::new("-") {
                 std::io::read_to_string(std::io::stdin())?
@@ -180,9 +186,12 @@ fn sample(file: Option<&Path>, points: Option<&Path>, at: Option<&str>, args: &H
                 if l.is_empty() || l.starts_with('#') || (i == 0 && l.chars().next().is_some_and(|c| c.is_alphabetic())) {
                     continue; // blank, comment or a header such as `x,z`
                 }
-                let p = parse_point(l)
+                let point = parse_point(l)
                     .with_context(|| format!("{} line {}: `{l}` is not `x,z` (two numbers)", p.display(), i + 1))?;
-                v.push(p);
+                if !t.header.on_map(f64::from(point.0), f64::from(point.1)) {
+                    bail!("{} line {}: {l} is off the map ({})", p.display(), i + 1, t.header.extent_text());
+                }
+                v.push(point);
             }
             v
         }
@@ -346,6 +355,14 @@ fn fidelity_explain(file: &Path, pimp_cells: trnbake_swg::fidelity::PimpCells, a
     Ok(())
 }
 
+/// `value` of `flag` when it is a positive, finite number of metres.
+pub fn positive_metres(flag: &str, value: f64) -> Result<f64> {
+    if !(value.is_finite() && value > 0.0) {
+        bail!("{flag} {value}: must be a positive number of metres");
+    }
+    Ok(value)
+}
+
 /// Parse `X0,Z0,X1,Z1`.
 fn parse_region(s: &str) -> Result<[f64; 4]> {
     let v: Vec<f64> = s
@@ -377,7 +394,7 @@ pub fn bake_pipeline(args: &crate::cli::BakeArgs, quiet: bool) -> Result<trnbake
         bail!("unknown map `{m}` in --maps (auto, {})", MAP_NAMES.join(", "));
     }
     request.region = args.region.as_deref().map(parse_region).transpose()?;
-    request.spacing = args.spacing;
+    request.spacing = args.spacing.map(|s| positive_metres("--spacing", s)).transpose()?;
     request.tile = args.tile;
     request.band_rows = args.band_rows;
     request.height = height_options(&args.height, args.file.as_deref());
@@ -387,7 +404,16 @@ pub fn bake_pipeline(args: &crate::cli::BakeArgs, quiet: bool) -> Result<trnbake
     request.export = export_choice(&args.export)?;
     request.backend = args.backend;
     request.adapter_filter = args.adapter.clone();
-    request.shard = args.shard;
+    request.shard = match args.shard {
+        None => None,
+        Some(choice) => {
+            let resolved = choice.resolve(|k| std::env::var(k).ok()).map_err(|e| anyhow::anyhow!("--shard auto: {e}"))?;
+            if !quiet && matches!(choice, trnbake_bake::shard::ShardChoice::Auto { .. }) {
+                eprintln!("shard {}/{} from {}", resolved.shard.index, resolved.shard.count, resolved.source);
+            }
+            Some(resolved.shard)
+        }
+    };
     request.quiet = quiet;
     Ok(request.pipeline()?)
 }
@@ -457,8 +483,8 @@ fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
         }),
         limits: Default::default(),
     };
-    if args.spacing.is_some_and(|s| !(s.is_finite() && s > 0.0)) {
-        bail!("--spacing must be a positive number of metres");
+    if let Some(s) = args.spacing {
+        positive_metres("--spacing", s)?;
     }
 
     // The output: one format, from --format or OUT's extension; `.vrt` = GeoTIFF tiles + mosaic.
@@ -487,7 +513,12 @@ fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
         outputs: vec![Output { format, stem: stem.clone(), ext: out_ext }],
         ..ExportSpec::for_bake(&choice, citation)
     };
-    let report = export(input.source.as_ref(), None, &spec, &dir, &|_| {})?;
+    let pb = trnbake_bake::progress::Progress::new(0, "files", "convert", quiet);
+    let report = export(input.source.as_ref(), None, &spec, &dir, &|total| {
+        pb.set_total(total);
+        pb.inc(1);
+    })?;
+    pb.finish();
 
     // The sidecar: what RAW files cannot say about themselves, and the engine settings.
     let side_path = {
@@ -556,21 +587,16 @@ fn bake(args: &crate::cli::BakeArgs, quiet: bool) -> Result<()> {
     let r = pipeline.run()?;
     let job = &pipeline.job;
     if !quiet {
-        let what = match job.shard {
-            Some(s) => format!("shard {}/{} of ", s.index, s.count),
-            None => String::new(),
+        // A shard computes part of the tiles and knows no height range: it says its tiles.
+        let (what, rate, range) = match job.shard {
+            Some(s) => (format!("shard {}/{} ({} tiles computed, {} resumed) of ", s.index, s.count, r.tiles_computed, r.tiles_resumed), String::new(), String::new()),
+            None => (
+                String::new(),
+                format!(" ({:.2} M posts/s end to end)", r.posts as f64 / r.total_seconds.max(1e-9) / 1e6),
+                format!("; heights {:.2} .. {:.2} m", r.min_height, r.max_height),
+            ),
         };
-        eprintln!(
-            "baked {what}{}×{} posts at {} m on the {} backend in {:.2} s ({:.2} M posts/s end to end); heights {:.2} .. {:.2} m",
-            job.grid.cols,
-            job.grid.rows,
-            job.grid.spacing,
-            r.backend,
-            r.total_seconds,
-            r.posts as f64 / r.total_seconds.max(1e-9) / 1e6,
-            r.min_height,
-            r.max_height
-        );
+        eprintln!("baked {what}{}×{} posts at {} m on the {} backend in {:.2} s{rate}{range}", job.grid.cols, job.grid.rows, job.grid.spacing, r.backend, r.total_seconds);
         for o in &r.outputs {
             eprintln!("  wrote {} ({} bytes)", job.outdir.join(&o.path).display(), o.bytes);
         }

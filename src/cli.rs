@@ -16,8 +16,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Summarise a .trn: header, families, layer and rule counts, referenced bitmaps, warnings.
-    ///
-    /// Example: trnbake info ../shared/data/swg/terrain/tatooine.trn --tree
+    #[command(after_help = INFO_EXAMPLES)]
     Info {
         /// The .trn file (omit for the built-in demo terrain).
         file: Option<PathBuf>,
@@ -29,8 +28,7 @@ pub enum Command {
         json: bool,
     },
     /// Write the typed model of a .trn as JSON (floats round-trip exactly).
-    ///
-    /// Example: trnbake decompile naboo.trn -o naboo.json
+    #[command(after_help = DECOMPILE_EXAMPLES)]
     Decompile {
         file: PathBuf,
         /// Output JSON file (default: standard output).
@@ -38,17 +36,15 @@ pub enum Command {
         output: Option<PathBuf>,
     },
     /// Validate a JSON terrain (reporting every problem) and write it as a .trn.
-    ///
-    /// Example: trnbake compile naboo.json -o naboo.trn
+    #[command(after_help = COMPILE_EXAMPLES)]
     Compile {
         file: PathBuf,
         #[arg(long, short)]
         output: PathBuf,
     },
-    /// Print exact ground heights at points: `x,z` in, `x,z,height` out (4 decimals), in input order.
-    ///
-    /// Examples: trnbake sample tatooine.trn --data-root ../shared/data/swg --at 3528,-4804
-    ///           trnbake sample tatooine.trn --points points.csv
+    /// Print exact ground heights at points: `x,z` in, `x,z,height` out (4 decimals), in input
+    /// order. A point off the map is an error that names the map's extent.
+    #[command(after_help = SAMPLE_EXAMPLES)]
     Sample {
         /// The .trn file (omit for the built-in demo terrain).
         file: Option<PathBuf>,
@@ -63,8 +59,7 @@ pub enum Command {
     },
     /// Measure fidelity against the maps the original tool baked into a 0015 file:
     /// PFPM flora heights, WMAP water and SMAP rough-terrain bits (swg-trn §9.2).
-    ///
-    /// Example: trnbake fidelity ../shared/data/swg/terrain/yavin4.trn --data-root ../shared/data/swg
+    #[command(after_help = FIDELITY_EXAMPLES)]
     Fidelity {
         file: PathBuf,
         /// Random cells/chunks per check.
@@ -117,13 +112,10 @@ pub enum Command {
     },
     /// Bake a height grid (GPU or CPU) into OUTDIR/height.tif, height.png and manifest.json
     /// (more formats, engine presets and tiles with --format, --preset, --tiles).
-    ///
-    /// Examples: trnbake bake -o out                        (the built-in demo terrain)
-    ///           trnbake bake tatooine.trn --data-root ../shared/data/swg -o out --spacing 8
-    ///           trnbake bake tatooine.trn -o out --region -1024,-1024,1022,1022 --backend cpu
-    ///           trnbake bake naboo.trn -o shard3 --shard 3/8   then   trnbake merge out shard1 … shard8
+    #[command(after_help = BAKE_EXAMPLES)]
     Bake(BakeArgs),
     /// Assemble the shard folders of one sharded bake into OUT.
+    #[command(after_help = MERGE_EXAMPLES)]
     Merge {
         /// Output folder.
         #[arg(long, short)]
@@ -137,29 +129,18 @@ pub enum Command {
     /// Convert a heightmap between formats, keeping heights in metres: reads .ter, GeoTIFF,
     /// 16-bit PNG and RAW (R16/R32); writes any `--format` (by default the one OUT's
     /// extension names; `.vrt` writes GeoTIFF tiles and their mosaic) plus OUT.json.
-    ///
-    /// Examples: trnbake convert out/height.tif planet.ter
-    ///           trnbake convert out/height.tif unreal.png --preset unreal
-    ///           trnbake convert map.r16 map.tif --dims 1025x1025 --spacing 16 --height-range -120,873
-    ///           trnbake convert out/height.tif tiles.vrt --tiles 4
+    #[command(after_help = CONVERT_EXAMPLES)]
     Convert(ConvertArgs),
     /// SCS (ETS2/ATS) maps: info, check, export a heightmap as Bezier patches, rasterize, bench.
-    ///
-    /// Example: trnbake scs export tatooine.trn --region 0,0,1024,1024 -o out/map --data-root ../shared/data/swg
     #[command(subcommand)]
     Scs(crate::scs_cmd::ScsCommand),
     /// Neverwinter Nights 2 area terrain (.trn/.trx): info, check, decompile/compile, export, bench.
-    ///
-    /// Example: trnbake nwn2 export tatooine.trn --data-root ../shared/data/swg --megatiles 8x8 --height-range -20,60 -o area.trn --trx
     Nwn2(crate::nwn2_cmd::Nwn2Args),
     /// Re-bake every fixture of a golden folder and compare each map with its expected image
     /// (per-post difference in LSB, posts over tolerance, PSNR); writes a Markdown report, a
     /// JUnit XML file and, per failing map, a diff heat map and a side-by-side image. Exits 1
     /// when a map fails. `--bless` rewrites the goldens that differ instead.
-    ///
-    /// Examples: trnbake check                              (trnbake's own corpus in golden/)
-    ///           trnbake check --golden ci/goldens --report out/golden-report
-    ///           trnbake check --golden ci/goldens --bless  (after an intended change)
+    #[command(after_help = CHECK_EXAMPLES)]
     Check {
         /// The golden folder (holding golden.json).
         #[arg(long, default_value = "golden")]
@@ -177,10 +158,10 @@ pub enum Command {
         fixture: Vec<String>,
     },
     /// List the GPU adapters wgpu sees.
+    #[command(after_help = ADAPTERS_EXAMPLES)]
     Adapters,
     /// Measure posts/second of the height pass on the CPU and GPU backends in one run.
-    ///
-    /// Example: trnbake bench ../shared/data/swg/terrain/tatooine.trn --data-root ../shared/data/swg
+    #[command(after_help = BENCH_EXAMPLES)]
     Bench {
         /// The .trn file (omit for the built-in demo terrain).
         file: Option<PathBuf>,
@@ -216,9 +197,9 @@ pub enum Command {
         surface: SurfaceArgs,
     },
     /// Measure MB/s of every height writer, with and without compression, on a synthetic grid
-    /// (streamed: the grid is never held), and the peak memory of the run.
-    ///
-    /// Example: trnbake bench-export --posts 16385     (a 16384 m planet at 1 m)
+    /// (streamed: the grid is never held), and the peak memory of the run. `--posts 16385`
+    /// is a 16384 m planet at 1 m.
+    #[command(after_help = BENCH_EXPORT_EXAMPLES)]
     BenchExport {
         /// Posts a side of the synthetic square grid.
         #[arg(long, default_value_t = 4097)]
@@ -234,6 +215,74 @@ pub enum Command {
         json: bool,
     },
 }
+
+// The examples of each command's --help, one command a line (`# …` comments them). Every one
+// runs as written from a folder beside the repository's `../shared/data` (tests/cli.rs runs
+// them all, in order: later ones may read what earlier ones wrote).
+
+const INFO_EXAMPLES: &str = "\
+Examples:
+  trnbake info                                     # the built-in demo terrain
+  trnbake info ../shared/data/swg/terrain/tatooine.trn --tree";
+
+const DECOMPILE_EXAMPLES: &str = "\
+Examples:
+  trnbake decompile ../shared/data/swg/terrain/naboo.trn -o naboo.json";
+
+const COMPILE_EXAMPLES: &str = "\
+Examples:
+  trnbake compile naboo.json -o naboo.trn          # naboo.json from `trnbake decompile`";
+
+const SAMPLE_EXAMPLES: &str = "\
+Examples:
+  trnbake sample ../shared/data/swg/terrain/tatooine.trn --at 3528,-4804
+  trnbake sample --at -5,-5                        # the built-in demo terrain
+  trnbake sample ../shared/data/swg/terrain/tatooine.trn --points points.csv";
+
+const FIDELITY_EXAMPLES: &str = "\
+Examples:
+  trnbake fidelity ../shared/data/swg/terrain/yavin4.trn --data-root ../shared/data/swg";
+
+const BAKE_EXAMPLES: &str = "\
+Examples:
+  trnbake bake -o out --spacing 8                  # the built-in demo terrain
+  trnbake bake ../shared/data/swg/terrain/tatooine.trn -o tatooine --region -1024,-1024,1022,1022 --spacing 8
+  trnbake bake -o shard1 --shard 1/2 --maps height
+  trnbake bake -o shard2 --shard 2/2 --maps height
+  trnbake merge -o merged shard1 shard2
+  JOB_COMPLETION_INDEX=0 trnbake bake -o k8s0 --shard auto/2 --maps height   # a Kubernetes Indexed Job's pod";
+
+const MERGE_EXAMPLES: &str = "\
+Examples:
+  trnbake merge -o merged shard1 shard2            # shard1, shard2 from `trnbake bake --shard K/2`
+  trnbake merge -o merged-ter --format ter,png shard1 shard2";
+
+const CONVERT_EXAMPLES: &str = "\
+Examples:
+  trnbake convert out/height.tif planet.ter
+  trnbake convert out/height.tif unreal.png --preset unreal
+  trnbake convert out/height.tif map.r16
+  trnbake convert map.r16 map.tif --dims 513x513 --spacing 8 --height-range -120,873
+  trnbake convert out/height.tif tiles.vrt --tiles 4";
+
+const CHECK_EXAMPLES: &str = "\
+Examples:
+  trnbake check                                    # trnbake's own corpus in golden/
+  trnbake check --golden golden --fixture demo --report out/golden-report
+  trnbake check --golden golden --bless            # after an intended change";
+
+const ADAPTERS_EXAMPLES: &str = "\
+Examples:
+  trnbake adapters";
+
+const BENCH_EXAMPLES: &str = "\
+Examples:
+  trnbake bench --backends cpu                     # the built-in demo terrain
+  trnbake bench --backends cpu --repeat 1 --json";
+
+const BENCH_EXPORT_EXAMPLES: &str = "\
+Examples:
+  trnbake bench-export --posts 1025 --format tif,png";
 
 /// Output formats, engine preset and tiling (`bake`, `merge`, `convert`; exports.md §4–§6).
 #[derive(Args, Debug, Clone, Default)]
@@ -282,7 +331,7 @@ pub struct ConvertArgs {
     #[arg(long, value_name = "COLSxROWS")]
     pub dims: Option<String>,
     /// Input post spacing in metres (for inputs without georeferencing; overrides it otherwise).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub spacing: Option<f64>,
     /// World position X,Z of the input's south-west post (default: the grid centred on 0,0).
     #[arg(long, value_name = "X,Z", allow_hyphen_values = true)]
@@ -310,7 +359,7 @@ pub struct BakeArgs {
     #[arg(long, short, default_value = "out")]
     pub output: PathBuf,
     /// Post spacing in metres (default: the file's pole spacing, 2 m on planets).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub spacing: Option<f64>,
     /// Region `X0,Z0,X1,Z1` in world metres (west, south, east, north posts; default: the whole map).
     #[arg(long, value_name = "X0,Z0,X1,Z1", allow_hyphen_values = true)]
@@ -329,9 +378,12 @@ pub struct BakeArgs {
     #[arg(long, value_name = "ROWS")]
     pub band_rows: Option<u32>,
     /// Bake only shard K of N (a deterministic subset of tiles), for job arrays; assemble
-    /// the shard folders with `trnbake merge`.
-    #[arg(long, value_name = "K/N")]
-    pub shard: Option<trnbake_bake::Shard>,
+    /// the shard folders with `trnbake merge`. `auto` reads K and N from the job array's
+    /// environment: SLURM_ARRAY_TASK_ID (with SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_COUNT),
+    /// AWS_BATCH_JOB_ARRAY_INDEX (with AWS_BATCH_JOB_ARRAY_SIZE), CLOUD_RUN_TASK_INDEX (with
+    /// CLOUD_RUN_TASK_COUNT), or JOB_COMPLETION_INDEX (Kubernetes; give N as `auto/N`).
+    #[arg(long, value_name = "K/N|auto[/N]")]
+    pub shard: Option<trnbake_bake::shard::ShardChoice>,
     /// Maps to bake, comma-separated: height, normals, splat, flora, water, env, color,
     /// exclude, smap, preview, or `auto` (height plus every map the file feeds, and the
     /// preview). Maps other than height are not written by sharded bakes.

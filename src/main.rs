@@ -9,6 +9,36 @@ mod scs_cmd;
 
 use clap::Parser;
 use std::process::ExitCode;
+use tracing_subscriber::fmt::{format, FmtContext, FormatEvent, FormatFields};
+
+/// Log events as `warning: MESSAGE`, like the program's own `note:` and `error:` lines: no
+/// timestamp or module path, and colour (of the level word) only on a terminal.
+struct PlainEvents {
+    colour: bool,
+}
+
+impl<S, N> FormatEvent<S, N> for PlainEvents
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut writer: format::Writer<'_>, event: &tracing::Event<'_>) -> std::fmt::Result {
+        let (word, ansi) = match *event.metadata().level() {
+            tracing::Level::ERROR => ("error", "31"),
+            tracing::Level::WARN => ("warning", "33"),
+            tracing::Level::INFO => ("info", "32"),
+            tracing::Level::DEBUG => ("debug", "34"),
+            tracing::Level::TRACE => ("trace", "35"),
+        };
+        if self.colour {
+            write!(writer, "\x1b[{ansi}m{word}\x1b[0m: ")?;
+        } else {
+            write!(writer, "{word}: ")?;
+        }
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
+}
 
 fn main() -> ExitCode {
     // Mesa's Vulkan drivers print "XDG_RUNTIME_DIR is invalid or not set" on every adapter
@@ -17,13 +47,24 @@ fn main() -> ExitCode {
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
         std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
     }
-    let cli = cli::Cli::parse();
+    // One exit-code rule (README, Exit codes): 0 success, 1 any error, usage errors included;
+    // --help and --version print to standard output and succeed.
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+        }
+    };
     #[cfg(unix)]
     exit_cleanly_on_signals();
     let level = if cli.quiet { "error" } else { "warn" };
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| level.into()))
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
+        .event_format(PlainEvents { colour })
         .init();
     match app::run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -24,16 +24,14 @@ pub struct Nwn2Args {
 pub enum Nwn2Command {
     /// Summarise a .trn/.trx: size in megatiles, packets, vertex and triangle counts,
     /// walkable share, islands, textures.
-    ///
-    /// Example: trnbake nwn2 info ../shared/data/nwn2/TestImportExportTRN.trx
+    #[command(after_help = "Examples:\n  trnbake nwn2 info ../shared/data/nwn2/TestImportExportTRN.trx")]
     Info {
         file: PathBuf,
         #[arg(long)]
         json: bool,
     },
     /// Run every validation check of nwn2 §A.8; exit 1 when any fails.
-    ///
-    /// Example: trnbake nwn2 check area.trx --strict
+    #[command(after_help = "Examples:\n  trnbake nwn2 check area.trx --strict              # area.trx from `trnbake nwn2 export --trx`")]
     Check {
         file: PathBuf,
         /// Also the strict checks (unique tile counts, centroids in tiles, flags 0/1, …).
@@ -41,27 +39,28 @@ pub enum Nwn2Command {
         strict: bool,
     },
     /// Write a .trn/.trx as JSON (arrays as base64 of their bytes; rewrites byte-exact).
+    #[command(after_help = "Examples:\n  trnbake nwn2 decompile ../shared/data/nwn2/TestImportExportTRN.trx -o area.json")]
     Decompile {
         file: PathBuf,
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
     /// Write a JSON made by `nwn2 decompile` back as a .trn/.trx.
+    #[command(after_help = "Examples:\n  trnbake nwn2 compile area.json -o copy.trx")]
     Compile {
         file: PathBuf,
         #[arg(long, short)]
         output: PathBuf,
     },
     /// Export an NWN2 area from a SWG .trn (evaluated at the vertices) or a heightmap.
-    ///
-    /// Example: trnbake nwn2 export tatooine.trn --data-root ../shared/data/swg --region 3400,-4900,3880,-4420 --height-range -20,60 -o area.trn --trx
-    ///
-    /// Example: trnbake nwn2 export dem.tif --megatiles 8x8 --height-range -50,50 -o area.trn
+    #[command(after_help = "\
+Examples:
+  trnbake nwn2 export ../shared/data/swg/terrain/tatooine.trn --region 3400,-4900,3880,-4420 --height-range -20,60 -o area.trn --trx
+  trnbake nwn2 export out/height.tif --megatiles 8x8 --height-range -50,50 -o dem.trn")]
     Export(ExportArgs),
     /// Time the export of 12×12 and 16×16 megatiles from a SWG region (end to end and the
     /// walkmesh bake alone), with peak memory.
-    ///
-    /// Example: trnbake nwn2 bench ../shared/data/swg/terrain/tatooine.trn --data-root ../shared/data/swg
+    #[command(after_help = "Examples:\n  trnbake nwn2 bench ../shared/data/swg/terrain/tatooine.trn --sizes 4,8")]
     Bench {
         file: PathBuf,
         #[arg(long, value_name = "DIR")]
@@ -100,7 +99,7 @@ pub struct ExportArgs {
     #[arg(long, value_name = "X0,Z0,X1,Z1", allow_hyphen_values = true)]
     pub region: Option<String>,
     /// Walkable ⇔ slope at most this many degrees.
-    #[arg(long, default_value_t = 45.0)]
+    #[arg(long, default_value_t = 45.0, allow_negative_numbers = true)]
     pub walkable_slope: f64,
     /// Up to six terrain texture names (comma-separated); texture 0 covers the area.
     #[arg(long, value_delimiter = ',')]
@@ -130,7 +129,7 @@ pub struct ExportArgs {
 /// SWG splat cells per megatile side (1.25 m; each covers 4 × 4 blend-map pixels).
 const SPLAT_RES: u32 = 32;
 
-pub fn run(args: &Nwn2Args) -> Result<()> {
+pub fn run(args: &Nwn2Args, quiet: bool) -> Result<()> {
     match &args.command {
         Nwn2Command::Info { file, json } => {
             let f = trnbake_nwn2::load(file)?;
@@ -163,7 +162,7 @@ pub fn run(args: &Nwn2Args) -> Result<()> {
             trnbake_nwn2::save(output, &f)?;
             Ok(())
         }
-        Nwn2Command::Export(a) => export_cmd(a).map(|_| ()),
+        Nwn2Command::Export(a) => export_cmd(a, quiet).map(|_| ()),
         Nwn2Command::Bench { file, data_root, sizes, at, json } => bench(file, data_root.clone(), sizes, at.as_deref(), *json),
     }
 }
@@ -206,7 +205,7 @@ pub struct Exported {
     pub trx: Option<PathBuf>,
 }
 
-pub fn export_cmd(a: &ExportArgs) -> Result<Exported> {
+pub fn export_cmd(a: &ExportArgs, quiet: bool) -> Result<Exported> {
     if !(a.walkable_slope > 0.0 && a.walkable_slope <= 90.0) {
         bail!("--walkable-slope {}: must be in (0, 90] degrees", a.walkable_slope);
     }
@@ -240,6 +239,8 @@ pub fn export_cmd(a: &ExportArgs) -> Result<Exported> {
         }
         None => None,
     };
+    // Steps: the input (heights, water, splat), the area, the .trx walkmesh.
+    let pb = trnbake_bake::progress::Progress::new(3, "steps", "nwn2 export", quiet);
     let sized = |w: f64, h: f64| ((w / 40.0).round().max(1.0) as u32, (h / 40.0).round().max(1.0) as u32);
     let (mut heights, water, (w, h));
     let mut blend = None;
@@ -267,19 +268,35 @@ pub fn export_cmd(a: &ExportArgs) -> Result<Exported> {
         if x0 < -half || z0 < -half || x0 + 40.0 * f64::from(w) > half || z0 + 40.0 * f64::from(h) > half {
             bail!("the area {x0},{z0} + {} x {} m leaves the SWG map (±{half} m)", 40 * w, 40 * h);
         }
+        pb.set_stage("heights");
         heights = swg.heights(x0, z0, cols, rows);
         water = swg.water(x0, z0, w, h, &heights);
         if a.splat == Toggle::On {
+            pb.set_stage("splat");
             let n = if textures.is_empty() { export::DEFAULT_PALETTE.len() } else { textures.len() };
             let (families, b) = swg.splat(x0, z0, w, h, SPLAT_RES, n)?;
-            if textures.is_empty() {
-                textures = export::DEFAULT_PALETTE[..families.len().max(1)].iter().map(|s| s.to_string()).collect();
+            // Without --textures each family gets the texture its name suggests; the map is
+            // printed either way (with --quiet too: it is what the area's textures mean).
+            let by_name = textures.is_empty();
+            if by_name {
+                textures = families.iter().map(|(_, name)| export::default_texture(name).0.to_string()).collect();
+                if textures.is_empty() {
+                    textures.push(export::DEFAULT_TEXTURE.to_string());
+                }
             }
-            for (k, (id, name)) in families.iter().enumerate() {
-                eprintln!("texture {k} {}: SWG shader family {id} `{name}`", textures.get(k).map_or("", |s| s.as_str()));
-            }
+            pb.suspend(|| {
+                for (k, (id, name)) in families.iter().enumerate() {
+                    let why = match export::default_texture(name).1 {
+                        _ if !by_name => " (--textures)".to_string(),
+                        Some(word) => format!(" (by name: {word})"),
+                        None => " (by name: no grass, rock, sand or mud word; dirt)".to_string(),
+                    };
+                    eprintln!("texture {k} {}: SWG shader family {id} `{name}`{why}", textures.get(k).map_or("", |s| s.as_str()));
+                }
+            });
             blend = Some(b);
         }
+        pb.inc(1);
     } else {
         let imp = trnbake_raster::readers::open(&a.input, &Default::default())?;
         let g = imp.source.grid();
@@ -288,7 +305,9 @@ pub fn export_cmd(a: &ExportArgs) -> Result<Exported> {
         let (cols, rows) = export::grid_size(w, h)?;
         heights = export::sample_source(&*imp.source, r, cols, rows)?;
         water = vec![None; (w * h) as usize];
+        pb.inc(1);
     }
+    pb.set_stage("area");
     let (cols, rows) = export::grid_size(w, h)?;
     let (scale, offset) = export::fit_heights(&mut heights, cols, range)?;
     let water: Vec<Option<f32>> = water.into_iter().map(|l| l.map(|l| (f64::from(l) * scale + offset) as f32)).collect();
@@ -308,7 +327,9 @@ pub fn export_cmd(a: &ExportArgs) -> Result<Exported> {
     };
     let trn = export::build(&grid, &water, &opts)?;
     trnbake_nwn2::save(&a.output, &trn)?;
+    pb.inc(1);
     let trx_path = if a.trx {
+        pb.set_stage("walkmesh (.trx)");
         opts.walk.trx = true;
         let mut trx = trn;
         *trx.aswm_mut().expect("built with an ASWM") = export::bake_walkmesh(&grid, &opts)?;
@@ -318,6 +339,8 @@ pub fn export_cmd(a: &ExportArgs) -> Result<Exported> {
     } else {
         None
     };
+    pb.inc(1);
+    pb.finish();
     eprintln!("wrote {} ({w} x {h} megatiles){}", a.output.display(), trx_path.as_ref().map(|p| format!(" and {}", p.display())).unwrap_or_default());
     Ok(Exported { trn: a.output.clone(), trx: trx_path })
 }
@@ -376,7 +399,7 @@ fn bench(file: &Path, data_root: Option<PathBuf>, sizes: &[u32], at: Option<&str
             splat: Toggle::On,
         };
         let t0 = Instant::now();
-        let done = export_cmd(&args)?;
+        let done = export_cmd(&args, true)?;
         let end_to_end_s = t0.elapsed().as_secs_f64();
         let trn_bytes = std::fs::metadata(&done.trn)?.len();
         let trx_bytes = done.trx.as_ref().map_or(Ok(0), |p| std::fs::metadata(p).map(|m| m.len()))?;

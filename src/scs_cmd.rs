@@ -12,8 +12,7 @@ use trnbake_raster::Grid;
 #[derive(Subcommand, Debug)]
 pub enum ScsCommand {
     /// Summarise a map (`.mbd` + folder) or one sector: sectors, items by type, nodes, bounds.
-    ///
-    /// Example: trnbake scs info ../shared/data/scs/modeltest.mbd
+    #[command(after_help = "Examples:\n  trnbake scs info ../shared/data/scs/modeltest.mbd")]
     Info {
         /// `NAME.mbd`, or any file of one sector (`sec+0000+0000.aux`).
         path: PathBuf,
@@ -22,8 +21,7 @@ pub enum ScsCommand {
     },
     /// Run the in-project checks of scs §B.9 (byte accounting, quad grid sizes, width
     /// sequence, columns, tokens, node references); exit 1 on any failure, listing all.
-    ///
-    /// Example: trnbake scs check out/map/trnbake.mbd
+    #[command(after_help = "Examples:\n  trnbake scs check out/map/trnbake.mbd            # a map from `trnbake scs export`")]
     Check {
         path: PathBuf,
         #[arg(long)]
@@ -31,26 +29,25 @@ pub enum ScsCommand {
     },
     /// Fit a mosaic of Bezier Patch items to a heightmap (or a SWG .trn region) and write a
     /// complete map folder with manifest.json (fit error, georeference).
-    ///
-    /// Examples: trnbake scs export tatooine.trn --region 0,0,1024,1024 -o out/map --data-root ../shared/data/swg
-    ///           trnbake scs export height.tif -o out/map --patch 32 --max-error 0.5
+    #[command(after_help = "\
+Examples:
+  trnbake scs export ../shared/data/swg/terrain/tatooine.trn --region 0,0,1024,1024 -o out/map
+  trnbake scs export out/height.tif -o out/map2 --patch 32 --max-error 0.5")]
     Export(ExportArgs),
     /// Rasterize a map's terrain to a Float32 GeoTIFF (Bezier patches exact, Terrain items
     /// approximate); an export is put back on its source's grid and coordinates.
-    ///
-    /// Example: trnbake scs rasterize out/map/trnbake.mbd -o back.tif
+    #[command(after_help = "Examples:\n  trnbake scs rasterize out/map/trnbake.mbd -o back.tif")]
     Rasterize {
         mbd: PathBuf,
         #[arg(long, short)]
         output: PathBuf,
         /// Post spacing in metres (default: the export's source spacing, else 1).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         spacing: Option<f64>,
     },
     /// Time `scs export` end to end on a synthetic heightmap (or a .trn region): seconds per
     /// stage and peak RSS.
-    ///
-    /// Example: trnbake scs bench --size 4000 --spacing 2 --patch 32
+    #[command(after_help = "Examples:\n  trnbake scs bench --size 1024 --spacing 2 --patch 32")]
     Bench(BenchArgs),
 }
 
@@ -71,7 +68,7 @@ pub struct ExportArgs {
     #[arg(long, value_name = "X0,Z0,X1,Z1", allow_hyphen_values = true)]
     pub region: Option<String>,
     /// Base patch size in metres (a whole multiple of the post spacing).
-    #[arg(long, default_value_t = 32.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 32.0)]
     pub patch: f64,
     /// SCS position X,Z (X east, Z south) of the region's north-west corner.
     #[arg(long, value_name = "X,Z", allow_hyphen_values = true, default_value = "0,0")]
@@ -83,16 +80,16 @@ pub struct ExportArgs {
     #[arg(long, default_value = "trnbake")]
     pub name: String,
     /// Split a patch (quadtree, watertight) while its worst post misses by more than M metres.
-    #[arg(long, value_name = "M")]
+    #[arg(long, allow_negative_numbers = true, value_name = "M")]
     pub max_error: Option<f64>,
     /// Smallest patch a split may make, in metres (default 4 post spacings).
-    #[arg(long, value_name = "M")]
+    #[arg(long, allow_negative_numbers = true, value_name = "M")]
     pub min_patch: Option<f64>,
     /// With --max-error: exit 1 (after writing the map) when some patch still misses it.
     #[arg(long)]
     pub strict: bool,
     /// Post spacing: the sampling of a .trn (default 2 m); for a heightmap, relabels its spacing like `convert --spacing`.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub spacing: Option<f64>,
     /// Columns × rows of a RAW input.
     #[arg(long, value_name = "COLSxROWS")]
@@ -267,8 +264,14 @@ fn export_options(a: &ExportArgs) -> Result<ExportOptions> {
 
 fn export(a: &ExportArgs, quiet: bool) -> Result<()> {
     let opts = export_options(a)?;
+    let pb = trnbake_bake::progress::Progress::new(2, "steps", "scs export", quiet);
+    pb.set_stage("heights");
     let (grid, h, citation) = load_input(a)?;
+    pb.inc(1);
+    pb.set_stage("patch fit and sectors");
     let e = export_map(&h, grid, citation, &a.input.display().to_string(), &opts, &a.output)?;
+    pb.inc(1);
+    pb.finish();
     let m = &e.manifest;
     if m.patch_size != a.patch && !quiet {
         eprintln!("note: base patches of {} m instead of {} m, to hold --max-error", m.patch_size, a.patch);
@@ -314,8 +317,8 @@ fn export(a: &ExportArgs, quiet: bool) -> Result<()> {
 }
 
 fn rasterize(mbd: &Path, out: &Path, spacing: Option<f64>, quiet: bool) -> Result<()> {
-    if spacing.is_some_and(|s| !(s.is_finite() && s > 0.0)) {
-        bail!("--spacing must be a positive number of metres");
+    if let Some(s) = spacing {
+        crate::app::positive_metres("--spacing", s)?;
     }
     let r = trnbake_scs::raster::rasterize(mbd, spacing)?;
     trnbake_raster::write_geotiff_f32(out, &r.grid, &r.heights, &r.citation).with_context(|| format!("writing {}", out.display()))?;

@@ -38,6 +38,8 @@ use folder::OutputFolder;
 pub mod error;
 pub use error::{Error, Result};
 pub mod golden;
+pub mod progress;
+pub mod shard;
 pub mod surface_maps;
 mod surface_bands;
 mod request;
@@ -46,6 +48,7 @@ pub use surface_maps::{SurfaceMapsJob, SurfaceMapsOutput, SurfaceTiming};
 
 use trnbake_raster::writers::set::{export, ExportChoice, ExportReport, ExportSpec, ExportSummary, Format};
 use bands::{BandProgress, StreamedCheckpoints};
+use progress::Progress;
 use trnbake_raster::source::{check_block, read_exact_at, scan_min_max};
 use trnbake_raster::{HeightSource, WrittenFile};
 use trnbake_raster::fsutil::{write_atomic, write_renamed};
@@ -243,21 +246,6 @@ fn tile_checkpoint(path: &Path, t: &TileSpec) -> TileCheckpoint {
     }
 }
 
-fn progress_bar(len: u64, quiet: bool, what: &str) -> indicatif::ProgressBar {
-    use std::io::IsTerminal;
-    if quiet || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let pb = indicatif::ProgressBar::new(len);
-    pb.set_style(
-        indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} tiles, {elapsed} (eta {eta})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    pb.set_message(what.to_string());
-    pb
-}
-
 /// What a finished bake reports.
 #[derive(Debug, Serialize)]
 pub struct BakeReport {
@@ -380,7 +368,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         _ => None,
     };
 
-    let pb = progress_bar(todo.len() as u64, job.quiet, "height");
+    let pb = Progress::new(todo.len() as u64, "tiles", "height", job.quiet);
     let t_compute = Instant::now();
     let mut report = BakeReport::new(backend_name, adapter, u64::from(job.grid.cols) * u64::from(job.grid.rows));
     report.tiles_computed = todo.len();
@@ -407,7 +395,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             let _ = join_all(writers);
             return Err(e);
         }
-        pb.finish_and_clear();
+        pb.finish();
         report.compute_seconds = t_compute.elapsed().as_secs_f64();
         let Some((_, later)) = &streamed_spec else { return Ok(None) };
         // The outputs that need the height range, written while the streamed ones finish.
@@ -423,12 +411,12 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         let rest = if later.formats.is_empty() {
             None
         } else {
-            let pb = progress_bar(0, job.quiet, "writing");
+            let pb = Progress::new(0, "files", "writing", job.quiet);
             let r = export(&src, Some(range), &ExportSpec::for_bake(later, citation.clone()), &job.outdir, &|total| {
-                pb.set_length(total);
+                pb.set_total(total);
                 pb.inc(1);
             });
-            pb.finish_and_clear();
+            pb.finish();
             Some(r?)
         };
         let mut streamed = join_all(writers)?.into_iter();
@@ -490,7 +478,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
 /// given, else on the CPU, reporting each finished tile to `progress`. The CPU computes one
 /// band of tiles at a time (its tiles, and each tile's blocks, in parallel), so bands finish
 /// in order from the north for the streamed writers.
-fn compute_tiles(job: &BakeJob, evaluator: &HeightEvaluator, gpu: Option<&GpuContext>, todo: &[TileSpec], progress: &BandProgress, pb: &indicatif::ProgressBar) -> Result<()> {
+fn compute_tiles(job: &BakeJob, evaluator: &HeightEvaluator, gpu: Option<&GpuContext>, todo: &[TileSpec], progress: &BandProgress, pb: &Progress) -> Result<()> {
     let (grid, tile) = (&job.grid, job.params.tile);
     let checkpoint = |t: &TileSpec, data: &[f32]| -> Result<()> {
         // No fsync: a killed bake cannot leave a partial checkpoint under its final name (the
@@ -690,12 +678,12 @@ fn write_outputs(src: &CheckpointSource, params: &BakeParams, outdir: &Path, cho
     report.min_height = min;
     report.max_height = max;
     let spec = ExportSpec::for_bake(choice, bake_citation(params));
-    let pb = progress_bar(0, quiet, "writing");
+    let pb = Progress::new(0, "files", "writing", quiet);
     let r = export(src, Some((min, max)), &spec, outdir, &|total| {
-        pb.set_length(total);
+        pb.set_total(total);
         pb.inc(1);
     })?;
-    pb.finish_and_clear();
+    pb.finish();
     report.outputs = r.files;
     report.export = Some(r.summary);
     Ok(())

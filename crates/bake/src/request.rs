@@ -108,9 +108,24 @@ impl BakeRequest {
     /// height evaluator and, when any surface map is wanted, the surface evaluator.
     pub fn pipeline(self) -> Result<Pipeline> {
         let t = &self.terrain;
-        let half = f64::from(t.header.map_width) / 2.0;
+        let half = t.header.half_width();
         let spacing = self.spacing.unwrap_or(f64::from(t.header.pole_spacing()));
         let region = self.region.unwrap_or([-half, -half, half, half]);
+        if !(spacing.is_finite() && spacing > 0.0) {
+            return Err(Error::Invalid(format!("the post spacing must be a positive number of metres, not {spacing}")));
+        }
+        if let Some(r) = self.region {
+            // A region off the map bakes what the rules give outside it (mostly their
+            // defaults): refused when nothing of the map is in it, said when part is.
+            let outside = r[0] > half || r[2] < -half || r[1] > half || r[3] < -half;
+            let shown = format!("{},{},{},{}", r[0], r[1], r[2], r[3]);
+            if outside {
+                return Err(Error::Invalid(format!("the region {shown} lies entirely off the map ({})", t.header.extent_text())));
+            }
+            if !(t.header.on_map(r[0], r[1]) && t.header.on_map(r[2], r[3])) {
+                tracing::warn!("the region {shown} reaches past the map's edge ({}); posts outside it hold what the rules give there", t.header.extent_text());
+            }
+        }
         let cols = post_count(region[0], region[2], spacing)?;
         let rows = post_count(region[1], region[3], spacing)?;
         let tile = match self.tile {

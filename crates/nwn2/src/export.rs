@@ -410,9 +410,38 @@ const WATER_SMOOTHNESS: f32 = 0.471;
 const WATER_REFLECT_BIAS: f32 = 0.3365;
 const WATER_TEXTURES: [([f32; 2], f32); 3] = [([std::f32::consts::FRAC_1_SQRT_2, std::f32::consts::FRAC_1_SQRT_2], 0.096), ([-1.0, 0.0], 0.048), ([0.206_564_72, -0.978_432_95], 0.096)];
 
-/// The four textures of the toolset sample, used in this order for SWG shader families
-/// (most common family first) when `--textures` is not given.
+/// The four textures of the toolset sample (grass, dirt, rock, mud).
 pub const DEFAULT_PALETTE: [&str; 4] = ["TT_GG_Grass_19", "TT_GD_Dirt_01", "TT_GR_Cliff_02", "TT_GM_Mud_02"];
+
+/// The sand texture of the default map. Not in the toolset sample: the name follows its
+/// `TT_G<kind>_<Name>_NN` pattern (G grass, D dirt, R rock, M mud) and is not verified against
+/// the game's `terrainmaterials.2da`; `--textures` names another.
+pub const SAND_TEXTURE: &str = "TT_GS_Sand_01";
+
+/// The NWN2 texture a SWG shader family becomes when `--textures` is not given, by the
+/// family's name: grass → grass, rock/cliff/stone → rock, sand/dune/desert → sand,
+/// mud/swamp/marsh → mud, anything else → dirt. Returns the texture and the word that chose it
+/// (`None`: no word matched, the dirt fallback).
+pub fn default_texture(family: &str) -> (&'static str, Option<&'static str>) {
+    let n = family.to_ascii_lowercase();
+    const BY_NAME: &[(&str, &str)] = &[
+        ("grass", "TT_GG_Grass_19"),
+        ("moss", "TT_GG_Grass_19"),
+        ("rock", "TT_GR_Cliff_02"),
+        ("cliff", "TT_GR_Cliff_02"),
+        ("stone", "TT_GR_Cliff_02"),
+        ("sand", SAND_TEXTURE),
+        ("dune", SAND_TEXTURE),
+        ("desert", SAND_TEXTURE),
+        ("mud", "TT_GM_Mud_02"),
+        ("swamp", "TT_GM_Mud_02"),
+        ("marsh", "TT_GM_Mud_02"),
+    ];
+    match BY_NAME.iter().find(|(word, _)| n.contains(word)) {
+        Some(&(word, texture)) => (texture, Some(word)),
+        None => ("TT_GD_Dirt_01", None),
+    }
+}
 
 /// Colour of a texture (nwn2 §A.4: `terrainmaterials.2da` R, G, B / 255, as the TRN sample
 /// stores them); white when unknown.
@@ -431,6 +460,17 @@ pub fn texture_color(name: &str) -> [f32; 3] {
 mod tests {
     use super::*;
     use trnbake_raster::{MemSource, Grid};
+
+    #[test]
+    fn default_textures_follow_the_family_name() {
+        assert_eq!(default_texture("grass_dark"), ("TT_GG_Grass_19", Some("grass")));
+        assert_eq!(default_texture("Rock_Cliff_Red"), ("TT_GR_Cliff_02", Some("rock")));
+        assert_eq!(default_texture("cliff face"), ("TT_GR_Cliff_02", Some("cliff")));
+        assert_eq!(default_texture("Sand_light"), (SAND_TEXTURE, Some("sand")));
+        assert_eq!(default_texture("mud_wet"), ("TT_GM_Mud_02", Some("mud")));
+        assert_eq!(default_texture("dirt"), ("TT_GD_Dirt_01", None));
+        assert_eq!(default_texture(""), ("TT_GD_Dirt_01", None));
+    }
 
     #[test]
     fn region_is_stretched_onto_the_vertex_grid() {

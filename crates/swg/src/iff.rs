@@ -226,15 +226,15 @@ pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Node, FormatError> {
             format!("input is {} bytes, over the limit of {}", bytes.len(), limits.max_input_len),
         ));
     }
+    // A file that is not IFF at all (text, an image, another game's format) says so, rather
+    // than reading its first bytes as a tag and a size.
+    if bytes.get(..4) != Some(b"FORM".as_slice()) {
+        let head = Tag(std::array::from_fn(|i| bytes.get(i).copied().unwrap_or(b' ')));
+        let found = if bytes.len() < 4 { format!("a {}-byte file", bytes.len()) } else { format!("`{head}`") };
+        return Err(FormatError::new("", 0, format!("not an IFF file (expected FORM, found {found})")));
+    }
     let mut p = Parser { bytes, limits, nodes: 0 };
     let (root, end) = p.node(0, bytes.len(), "", 0)?;
-    if !matches!(root, Node::Form(_)) {
-        return Err(FormatError::new(
-            root.tag().to_string(),
-            0,
-            "the file does not start with a FORM".to_string(),
-        ));
-    }
     if end != bytes.len() {
         return Err(FormatError::new(
             path_of(&root),
@@ -408,8 +408,17 @@ mod tests {
         let mut bytes = form(b"TEST", &[]);
         bytes.push(0);
         assert!(parse(&bytes, &Limits::default()).unwrap_err().message.contains("after the root"));
-        assert!(parse(b"FO", &Limits::default()).is_err());
+        assert!(parse(b"FO", &Limits::default()).unwrap_err().message.contains("not an IFF file (expected FORM, found a 2-byte file)"));
         assert!(parse(&chunk(b"DATA", &[]), &Limits::default()).is_err());
+    }
+
+    #[test]
+    fn a_file_that_is_not_iff_says_so() {
+        // A text file renamed .trn: its first bytes are not read as a tag and a size.
+        let err = parse(b"hello world, this is text\n", &Limits::default()).unwrap_err();
+        assert_eq!((err.path.as_str(), err.offset), ("", 0));
+        assert_eq!(err.message, "not an IFF file (expected FORM, found `hell`)");
+        assert_eq!(err.to_string(), "start of file at byte offset 0: not an IFF file (expected FORM, found `hell`)");
     }
 
     #[test]

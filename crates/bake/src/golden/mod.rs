@@ -533,7 +533,10 @@ pub fn run(opts: &CheckOptions) -> Result<CheckSummary> {
         std::fs::create_dir_all(&opts.report).with_context(|| format!("cannot create {}", opts.report.display()))?;
     }
     let mut manifest_changed = false;
+    let chosen = manifest.fixtures.iter().filter(|f| opts.only.is_empty() || opts.only.contains(&f.name)).count();
+    let pb = crate::progress::Progress::new(chosen as u64, "fixtures", if opts.bless { "bless" } else { "check" }, opts.quiet);
     for f in manifest.fixtures.iter_mut().filter(|f| opts.only.is_empty() || opts.only.contains(&f.name)) {
+        pb.set_stage(&f.name);
         let baked = match bake_fixture(dir, f, gpu.as_ref(), opts.quiet) {
             Ok(b) => b,
             Err(e) => {
@@ -552,8 +555,9 @@ pub fn run(opts: &CheckOptions) -> Result<CheckSummary> {
                     bake_seconds: 0.0,
                     images: Vec::new(),
                 };
-                print_outcome(&o, opts.quiet);
+                pb.suspend(|| print_outcome(&o, opts.quiet));
                 summary.outcomes.push(o);
+                pb.inc(1);
                 continue;
             }
         };
@@ -580,10 +584,12 @@ pub fn run(opts: &CheckOptions) -> Result<CheckSummary> {
             } else {
                 check_map(&opts.report, m, &baked, golden, &mut o)?;
             }
-            print_outcome(&o, opts.quiet);
+            pb.suspend(|| print_outcome(&o, opts.quiet));
             summary.outcomes.push(o);
         }
+        pb.inc(1);
     }
+    pb.finish();
     if manifest_changed {
         // After the images, so a manifest never names numbers of images not yet written.
         manifest.save(dir)?;

@@ -93,6 +93,23 @@ impl Header {
         }
     }
 
+    /// Half the map's width: the map spans −h..h metres in x and in z, centred on 0,0.
+    pub fn half_width(&self) -> f64 {
+        f64::from(self.map_width) / 2.0
+    }
+
+    /// Whether world position (x, z) lies on the map (its edges included).
+    pub fn on_map(&self, x: f64, z: f64) -> bool {
+        let h = self.half_width();
+        (-h..=h).contains(&x) && (-h..=h).contains(&z)
+    }
+
+    /// The map's extent in words, for messages: `x and z from -8192 to 8192 m`.
+    pub fn extent_text(&self) -> String {
+        let h = self.half_width();
+        format!("x and z from {} to {h} m", -h)
+    }
+
     /// Distance between height poles: chunkWidth / (2 × tilesPerChunk) (swg-trn §5.1).
     pub fn pole_spacing(&self) -> f32 {
         if self.tiles_per_chunk > 0 && self.chunk_width > 0.0 {
