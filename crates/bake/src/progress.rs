@@ -74,6 +74,15 @@ impl State {
             Some(percent) => format!("{}: {done}/{total} {} ({percent}%), {secs} s", self.what, self.unit),
             None => format!("{}: {done} {}, {secs} s", self.what, self.unit),
         };
+        // The rate and what is left at it, once there is a second of work to measure.
+        let elapsed = self.start.elapsed().as_secs_f64();
+        if elapsed >= 1.0 && done > 0 {
+            let rate = done as f64 / elapsed;
+            s.push_str(&format!(", {rate:.0} {}/s", self.unit));
+            if total > done {
+                s.push_str(&format!(", eta {:.0} s", (total - done) as f64 / rate));
+            }
+        }
         let stage = self.stage.lock().unwrap_or_else(|e| e.into_inner());
         if !stage.is_empty() {
             s.push_str(", ");
@@ -114,7 +123,7 @@ impl Progress {
             ProgressMode::Hidden => {}
             ProgressMode::Bar => {
                 let pb = indicatif::ProgressBar::new(total);
-                let template = format!("{{msg}} [{{bar:40}}] {{pos}}/{{len}} {unit}, {{elapsed}} (eta {{eta}})");
+                let template = format!("{{msg}} [{{bar:40}}] {{pos}}/{{len}} {unit}, {{per_sec}}, {{elapsed}} (eta {{eta}})");
                 pb.set_style(indicatif::ProgressStyle::with_template(&template).expect("valid template").progress_chars("=> "));
                 pb.set_message(what.to_string());
                 // Redrawn every second, so a long step still shows the time passing.

@@ -275,7 +275,7 @@ impl SurfaceMapsJob {
             eprintln!("resuming the surface maps: {} of {} bands already done", timing.bands_resumed, bands.len());
         }
         let todo_posts: u64 = todo.iter().map(|&k| u64::from(bands[k].1) * u64::from(grid.cols)).sum();
-        let progress = SurfaceProgress::new(todo_posts, inputs.quiet);
+        let progress = crate::progress::Progress::new(todo_posts, "posts", "surface maps", inputs.quiet);
         let tables = WaterTables::new(&self.terrain);
 
         let files = std::thread::scope(|scope| -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
@@ -287,7 +287,8 @@ impl SurfaceMapsJob {
                 .map(|(order, writer)| (order, scope.spawn(writer)))
                 .collect();
             let mut computed = Ok(());
-            for &k in &todo {
+            for (n, &k) in todo.iter().enumerate() {
+                progress.set_stage(&format!("band {} of {}", n + 1, todo.len()));
                 let (r0, rows) = bands[k];
                 computed = self.compute_band(set, inputs, gpu.as_ref(), &tables, r0, rows, &mut timing).and_then(|bytes| {
                     trnbake_raster::fsutil::write_renamed(&set.path(r0, rows), &bytes).map_err(crate::Error::from)
@@ -296,12 +297,12 @@ impl SurfaceMapsJob {
                     break;
                 }
                 set.done(k);
-                progress.advance(u64::from(rows) * u64::from(grid.cols));
+                progress.inc(u64::from(rows) * u64::from(grid.cols));
             }
-            progress.finish();
             if computed.is_err() {
                 set.fail();
             }
+            progress.set_stage("writing the maps");
             let t_tail = Instant::now();
             let mut out = Vec::new();
             if computed.is_ok() {
@@ -319,6 +320,7 @@ impl SurfaceMapsJob {
                 }
             }
             timing.writing_after_compute_seconds = t_tail.elapsed().as_secs_f64();
+            progress.finish();
             computed.map(|()| out)
         })?;
         let mut files = files;
@@ -957,56 +959,4 @@ pub fn write_png8(path: &Path, cols: u32, rows: u32, channels: usize, data: &[u8
     let stride = cols as usize * channels;
     let north_first: Vec<u8> = data.chunks_exact(stride.max(1)).rev().flatten().copied().collect();
     write_png8_from(path, &MemRows { width: cols, height: rows, channels: channels as u32, data: &north_first })
-}
-
-/// Progress of the surface bands: a bar on a terminal, a line every ten seconds otherwise
-/// (CI logs), nothing when quiet.
-struct SurfaceProgress {
-    bar: Option<indicatif::ProgressBar>,
-    lines: Option<std::sync::Mutex<(Instant, Instant, u64)>>,
-    total: u64,
-}
-
-impl SurfaceProgress {
-    fn new(total: u64, quiet: bool) -> Self {
-        use std::io::IsTerminal;
-        if quiet || total == 0 {
-            return SurfaceProgress { bar: None, lines: None, total };
-        }
-        if std::io::stderr().is_terminal() {
-            let pb = indicatif::ProgressBar::new(total);
-            pb.set_style(
-                indicatif::ProgressStyle::with_template("surface maps [{bar:40}] {percent}% {human_pos}/{human_len} posts, {per_sec}, {elapsed} (eta {eta})")
-                    .expect("valid template")
-                    .progress_chars("=> "),
-            );
-            SurfaceProgress { bar: Some(pb), lines: None, total }
-        } else {
-            let now = Instant::now();
-            SurfaceProgress { bar: None, lines: Some(std::sync::Mutex::new((now, now, 0))), total }
-        }
-    }
-
-    fn advance(&self, posts: u64) {
-        if let Some(pb) = &self.bar {
-            pb.inc(posts);
-        }
-        if let Some(lines) = &self.lines {
-            let mut l = lines.lock().unwrap_or_else(|e| e.into_inner());
-            l.2 += posts;
-            if l.1.elapsed().as_secs_f64() >= 10.0 || l.2 == self.total {
-                let secs = l.0.elapsed().as_secs_f64().max(1e-9);
-                let rate = l.2 as f64 / secs;
-                let eta = (self.total - l.2) as f64 / rate.max(1e-9);
-                eprintln!("surface maps: {:.0} % ({} of {} posts), {:.0} posts/s, eta {:.0} s", 100.0 * l.2 as f64 / self.total as f64, l.2, self.total, rate, eta);
-                l.1 = Instant::now();
-            }
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(pb) = &self.bar {
-            pb.finish_and_clear();
-        }
-    }
 }
