@@ -5,6 +5,7 @@
 //! on the CPU or `trnbake_gpu::surface_pass`); every map is a grid of the bake's posts.
 
 use trnbake_swg::surface::smap::smap_chunks;
+use trnbake_swg::surface::supersample::flora_supersampled;
 use trnbake_gpu::{GpuContext, GpuError};
 use trnbake_swg::surface::grid::{evaluate, water_levels, PostSurface, SurfaceGrid};
 use trnbake_swg::surface::normals::NormalMethod;
@@ -64,6 +65,10 @@ pub struct SurfaceMapsJob {
     pub normals: NormalMethod,
     /// The outputs' CRS name (`SWG NAME local metres`).
     pub citation: String,
+    /// Flora maps read the mean over N × N sub-posts of each post's square (`bake
+    /// --flora-supersample N`, on the CPU: [`trnbake_swg::surface::supersample`]); 1 reads
+    /// the post alone.
+    pub flora_supersample: u32,
 }
 
 /// What [`SurfaceMapsJob::run`] wrote, and on which backend (`"gpu"` or `"cpu"`) it computed
@@ -110,7 +115,12 @@ impl SurfaceMapsJob {
                 s.water = Some(trnbake_gpu::water_pass::evaluate(ctx, grid, &WaterTables::new(&self.terrain))?);
             }
         }
-        let inputs = MapInputs { terrain: &self.terrain, heights, height_evaluator: he, citation: &self.citation };
+        let flora_maps = ["flora", "flora_families", "scatter"].iter().any(|m| self.maps.iter().any(|x| x == m));
+        let flora_chances = (self.flora_supersample > 1 && flora_maps).then(|| flora_supersampled(grid, he, &self.surface, self.normals, self.flora_supersample));
+        for (r, chances) in s.results.iter_mut().zip(flora_chances.iter().flatten()) {
+            r.flora = std::array::from_fn(|k| trnbake_swg::fidelity::most_likely(&chances[k]));
+        }
+        let inputs = MapInputs { terrain: &self.terrain, heights, height_evaluator: he, citation: &self.citation, flora_chances: flora_chances.as_deref() };
         let files = write_maps(outdir, &self.maps, &s, &self.surface, &inputs)?;
         Ok(SurfaceMapsOutput { files, backend: on.backend })
     }
@@ -165,6 +175,9 @@ pub struct MapInputs<'a> {
     pub heights: &'a [f32],
     pub height_evaluator: &'a HeightEvaluator,
     pub citation: &'a str,
+    /// Each post's flora chances when they come from sub-posts (`flora_supersample` > 1);
+    /// `None`: the posts' own, re-walked.
+    pub flora_chances: Option<&'a [ClassProbabilities]>,
 }
 
 /// Write the requested surface `maps` (names of [`MAP_NAMES`] other than `height`) into
@@ -243,7 +256,7 @@ pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceE
         )?);
     }
     if want("flora_families") || want("scatter") {
-        let probs = flora_probabilities(s, inp.heights, se);
+        let probs = inp.flora_chances.map_or_else(|| std::borrow::Cow::Owned(flora_probabilities(s, inp.heights, se)), std::borrow::Cow::Borrowed);
         if want("flora_families") {
             files.extend(write_flora_family_maps(outdir, &pg, &probs)?);
         }
@@ -313,7 +326,7 @@ pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceE
 }
 
 /// Every family's placement probability at one post, per flora class: `[class] → [(family, probability)]`.
-type ClassProbabilities = [Vec<(i32, f32)>; 4];
+type ClassProbabilities = trnbake_swg::surface::supersample::FloraChances;
 
 /// Every family's placement probability per post and flora class (swg-trn §5.9 stack
 /// reading), re-walking the later pass.
