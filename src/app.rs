@@ -379,6 +379,7 @@ pub fn bake_pipeline(args: &crate::cli::BakeArgs, quiet: bool) -> Result<trnbake
     request.region = args.region.as_deref().map(parse_region).transpose()?;
     request.spacing = args.spacing;
     request.tile = args.tile;
+    request.band_rows = args.band_rows;
     request.height = height_options(&args.height, args.file.as_deref());
     request.surface = args.surface.options();
     request.normals = args.surface.normals;

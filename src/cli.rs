@@ -315,6 +315,10 @@ pub struct BakeArgs {
     /// one storage binding, at most 2048).
     #[arg(long)]
     pub tile: Option<u32>,
+    /// Rows of posts a surface-map band (a multiple of 128; default: about 2 M posts a band,
+    /// ~0.5 GB): the surface maps stream band by band, so this bounds their memory.
+    #[arg(long, value_name = "ROWS")]
+    pub band_rows: Option<u32>,
     /// Bake only shard K of N (a deterministic subset of tiles), for job arrays; assemble
     /// the shard folders with `trnbake merge`.
     #[arg(long, value_name = "K/N")]

@@ -39,9 +39,10 @@ pub mod error;
 pub use error::{Error, Result};
 pub mod golden;
 pub mod surface_maps;
+mod surface_bands;
 mod request;
-pub use request::{BakeRequest, Pipeline, AUTO_SURFACE_MAPS_MAX_POSTS};
-pub use surface_maps::{SurfaceMapsJob, SurfaceMapsOutput};
+pub use request::{BakeRequest, Pipeline};
+pub use surface_maps::{SurfaceMapsJob, SurfaceMapsOutput, SurfaceTiming};
 
 use trnbake_raster::writers::set::{export, ExportChoice, ExportReport, ExportSpec, ExportSummary, Format};
 use bands::{BandProgress, StreamedCheckpoints};
@@ -170,6 +171,10 @@ pub struct BakeState {
     /// resumed by the other.
     pub backend: String,
     pub complete: bool,
+    /// The surface maps' fingerprint (`SurfaceMapsJob::fingerprint`) the surface band
+    /// checkpoints were computed for, when any maps are wanted.
+    #[serde(default)]
+    pub surface: Option<String>,
 }
 
 /// The determinism class of a backend for [`BakeState::backend`].
@@ -177,6 +182,16 @@ fn backend_class(gpu: Option<&GpuContext>) -> String {
     match gpu {
         Some(c) => format!("gpu: {} ({})", c.adapter.name, c.adapter.backend),
         None => "cpu".into(),
+    }
+}
+
+/// Remove the surface band checkpoints of a tile folder (`surface_bands`), keeping the
+/// height tiles.
+fn remove_surface_bands(tile_dir: &Path) {
+    for e in std::fs::read_dir(tile_dir).into_iter().flatten().flatten() {
+        if e.file_name().to_string_lossy().starts_with("surface-") {
+            let _ = std::fs::remove_file(e.path());
+        }
     }
 }
 
@@ -262,6 +277,8 @@ pub struct BakeReport {
     pub maps_backend: Option<String>,
     /// Preset, resampling, tiles and engine settings of the outputs.
     pub export: Option<ExportSummary>,
+    /// Where the surface maps' time went, when any were asked for.
+    pub surface_timing: Option<SurfaceTiming>,
 }
 
 impl BakeReport {
@@ -281,6 +298,7 @@ impl BakeReport {
             maps_seconds: None,
             maps_backend: None,
             export: None,
+            surface_timing: None,
         }
     }
 }
@@ -300,6 +318,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     let backend = backend_class(gpu.as_ref());
 
     let state_path = job.outdir.join(STATE_FILE);
+    let surface_fingerprint = job.surface_maps.as_ref().map(|m| m.fingerprint());
     if let Ok(text) = std::fs::read_to_string(&state_path) {
         let why = match serde_json::from_str::<BakeState>(&text) {
             Ok(s) if s.params == job.params && s.shard == job.shard && s.backend == backend => None,
@@ -317,9 +336,12 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             tracing::info!("{} belongs to a different bake; starting afresh", state_path.display());
             let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
             std::fs::create_dir_all(job.outdir.join(TILE_DIR))?;
+        } else if serde_json::from_str::<BakeState>(&text).ok().and_then(|s| s.surface) != surface_fingerprint {
+            // Same heights, other maps or surface options: only the surface bands go.
+            remove_surface_bands(&job.outdir.join(TILE_DIR));
         }
     }
-    let state = BakeState { params: job.params.clone(), shard: job.shard, backend, complete: false };
+    let state = BakeState { params: job.params.clone(), shard: job.shard, backend, complete: false, surface: surface_fingerprint };
     write_atomic(&state_path, serde_json::to_string_pretty(&state)?.as_bytes())?;
 
     let all = tiles(&job.grid, job.params.tile);
@@ -439,18 +461,22 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         None => write_outputs(&CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir), &job.params, &job.outdir, &job.export, job.quiet, &mut report)?,
     }
     if let Some(maps) = &job.surface_maps {
-        // The surface maps need the whole grid (bake --maps auto keeps them to grids that
-        // fit): read it back from the checkpoints.
-        let t_maps = Instant::now();
+        // Streamed band by band from the height checkpoints (memory bounded by a band).
         let source = CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir);
-        let mut heights = Vec::new();
-        heights.try_reserve_exact(job.grid.cols as usize * job.grid.rows as usize).context("not enough memory for the surface maps")?;
-        heights.resize(job.grid.cols as usize * job.grid.rows as usize, 0.0f32);
-        source.read_block(0, 0, job.grid.cols, job.grid.rows, &mut heights)?;
-        let out = maps.run(&job.outdir, &job.grid, &heights, evaluator, gpu.as_ref(), job.quiet)?;
+        let inputs = surface_maps::StreamInputs {
+            outdir: &job.outdir,
+            grid: &job.grid,
+            heights: &source,
+            range: (report.min_height, report.max_height),
+            height_evaluator: evaluator,
+            gpu: gpu.as_ref(),
+            quiet: job.quiet,
+        };
+        let out = maps.stream(&inputs)?;
         report.outputs.extend(out.files);
         report.maps_backend = Some(out.backend.to_string());
-        report.maps_seconds = Some(t_maps.elapsed().as_secs_f64());
+        report.maps_seconds = Some(out.timing.total_seconds);
+        report.surface_timing = Some(out.timing);
     }
     folder.remove_stale(&report.outputs, job.quiet);
     report.total_seconds = start.elapsed().as_secs_f64();
@@ -691,6 +717,7 @@ fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Re
         "timing": {
             "compute_seconds": report.compute_seconds,
             "maps_seconds": report.maps_seconds,
+            "surface": report.surface_timing,
             "total_seconds": report.total_seconds,
             "posts_per_second_end_to_end": report.posts as f64 / report.total_seconds.max(1e-9),
             "tiles_computed": report.tiles_computed,

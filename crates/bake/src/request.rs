@@ -18,10 +18,6 @@ use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
 use crate::surface_maps::{default_maps, SurfaceMapsJob, MAP_NAMES};
 use crate::{post_count, run_bake, Backend, BakeJob, BakeParams, BakeReport, Error, Result, Shard};
 
-/// The largest grid `maps: ["auto"]` bakes surface maps for: 4097² posts (a full 16 km planet
-/// at 4 m), about 1.5 GB of surface state.
-pub const AUTO_SURFACE_MAPS_MAX_POSTS: u64 = 4097 * 4097;
-
 /// What to bake. [`BakeRequest::from_file`], [`BakeRequest::demo`] or [`BakeRequest::new`] fill
 /// the defaults (the whole map at the file's own post spacing, `auto` maps, GeoTIFF + PNG
 /// heights, the `auto` backend); change any field, then [`BakeRequest::pipeline`].
@@ -46,6 +42,9 @@ pub struct BakeRequest {
     pub spacing: Option<f64>,
     /// Posts a tile side; `None`: 512 on the CPU backend, 2048 otherwise.
     pub tile: Option<u32>,
+    /// Rows of posts a surface-map band (rounded up to a multiple of 128); `None`: about 2 M
+    /// posts a band. The surface maps stream band by band: this bounds their memory.
+    pub band_rows: Option<u32>,
     /// Maps to write: `height` and the names of [`MAP_NAMES`], or `auto` (height plus every
     /// map the file feeds, and the preview).
     pub maps: Vec<String>,
@@ -98,6 +97,7 @@ impl BakeRequest {
             region: None,
             spacing: None,
             tile: None,
+            band_rows: None,
             maps: vec!["auto".into()],
             export: ExportChoice { formats: vec![Format::Tif, Format::Png], preset: None, size: None, tiles: None },
             backend: Backend::Auto,
@@ -141,7 +141,7 @@ impl BakeRequest {
             bitmap_gain: self.height.bitmap_gain,
             plan_sha256: crate::plan_sha256(&heights.plan),
         };
-        let surface_maps = self.surface_maps_job(u64::from(cols) * u64::from(rows))?;
+        let surface_maps = self.surface_maps_job()?;
         let job = BakeJob {
             surface_maps,
             grid: Grid { x0: region[0], z0: region[1], spacing, cols, rows },
@@ -157,7 +157,7 @@ impl BakeRequest {
     }
 
     /// The surface maps wanted (swg-trn §5.2 steps 2–4); `None` when only heights are.
-    fn surface_maps_job(&self, posts: u64) -> Result<Option<SurfaceMapsJob>> {
+    fn surface_maps_job(&self) -> Result<Option<SurfaceMapsJob>> {
         if self.maps.iter().all(|m| m == "height") {
             // Heights only: no surface plans to build.
             return Ok(None);
@@ -170,16 +170,8 @@ impl BakeRequest {
         let mut maps = Vec::new();
         for m in &self.maps {
             if m == "auto" {
-                // The surface maps hold the whole grid in memory (~90 bytes a post besides the
-                // heights): `auto` leaves them out of bakes too big for that, with a notice.
-                if posts > AUTO_SURFACE_MAPS_MAX_POSTS {
-                    if !self.quiet {
-                        eprintln!("note: {posts} posts is more than --maps auto bakes surface maps for ({AUTO_SURFACE_MAPS_MAX_POSTS}); baking heights only (name the maps in --maps to force them)");
-                    }
-                    maps.push("height".to_string());
-                } else {
-                    maps.extend(default_maps(t, &surface));
-                }
+                // Every map the file feeds, at any size: the maps stream by bands.
+                maps.extend(default_maps(t, &surface));
             } else if MAP_NAMES.contains(&m.as_str()) {
                 maps.push(m.clone());
             } else {
@@ -198,6 +190,7 @@ impl BakeRequest {
             normals: self.normals,
             flora_supersample: self.flora_supersample.max(1),
             citation: format!("SWG {} local metres", self.name),
+            band_rows: self.band_rows,
         }))
     }
 }

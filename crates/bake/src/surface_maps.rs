@@ -1,23 +1,40 @@
 //! Surface maps of a baked height grid (swg-trn §5.2 steps 2–4, §5.9–§5.11; exports.md
 //! §4.6–§4.7): normals, splat weights and shader ids, flora ids and probabilities per class,
-//! water, environment, colour, exclusion, passability, SMAP rough-terrain chunks and a
-//! shaded preview, written from a [`SurfaceGrid`] (evaluated by `trnbake_swg::surface::grid`
-//! on the CPU or `trnbake_gpu::surface_pass`); every map is a grid of the bake's posts.
+//! water, environment, colour, exclusion, passability, SMAP rough-terrain chunks and a shaded
+//! preview; every map is a grid of the bake's posts.
+//!
+//! Streamed by bands of rows from the north edge ([`SurfaceMapsJob::stream`]): each band's
+//! heights and 1-post apron are read from the height checkpoints, its normals and surface
+//! passes are evaluated (on the GPU with `trnbake_gpu::surface_pass`, else on the CPU with
+//! `trnbake_swg::surface::grid`), and the per-post values every map needs are written to a
+//! band checkpoint (`surface_bands`), from which the map writers — one thread each — encode
+//! their rows as soon as the band is finished. Memory is bounded by a band, whatever the grid;
+//! a killed bake resumes with the bands it has. The maps that need a figure of the whole grid
+//! (the splat channels, the flora legends and density ranges, the per-family flora maps, the
+//! scatter) are written from the band checkpoints once every band is finished.
 
-use trnbake_swg::surface::smap::smap_chunks;
-use trnbake_swg::surface::supersample::flora_supersampled;
-use trnbake_gpu::{GpuContext, GpuError};
-use trnbake_swg::surface::grid::{evaluate, water_levels, PostSurface, SurfaceGrid};
-use trnbake_swg::surface::normals::NormalMethod;
-use trnbake_swg::surface::{Ground, SurfaceEvaluator};
-use trnbake_swg::eval::{Grid, HeightEvaluator};
-use trnbake_raster::WrittenFile;
-use trnbake_swg::plan::FLORA_CLASSES;
-use trnbake_swg::model::Terrain;
-use trnbake_swg::water::WaterTables;
+use crate::surface_bands::{band_file_bytes, read_meta, verified_meta, BandLayout, BandMeta, BandSet, Plane};
+use crate::CheckpointSource;
 use rayon::prelude::*;
+use serde::Serialize;
 use std::io;
 use std::path::Path;
+use std::time::Instant;
+use trnbake_gpu::surface_pass::{GpuSurfacePass, SurfacePasses};
+use trnbake_gpu::{GpuContext, GpuError};
+use trnbake_raster::writers::geotiff::{write_geotiff_from, GeoTiffOptions, TiffSample};
+use trnbake_raster::writers::png16::{write_png16_from, Png16Options};
+use trnbake_raster::writers::png8::{write_png8_from, ByteRows, MemRows};
+use trnbake_raster::{HeightSource, WrittenFile};
+use trnbake_swg::eval::{Grid, HeightEvaluator};
+use trnbake_swg::model::Terrain;
+use trnbake_swg::plan::FLORA_CLASSES;
+use trnbake_swg::surface::grid::{band_apron_heights, band_normals, band_results, evaluate, ClassProbabilities, HeightsView, PassSelection, PostSurface, SurfaceGrid};
+use trnbake_swg::surface::normals::NormalMethod;
+use trnbake_swg::surface::smap::smap_chunks;
+use trnbake_swg::surface::supersample::flora_supersampled_rows;
+use trnbake_swg::surface::SurfaceEvaluator;
+use trnbake_swg::water::WaterTables;
 
 const CHANNELS: [&str; 4] = ["r", "g", "b", "a"];
 
@@ -27,6 +44,12 @@ const CHANNELS: [&str; 4] = ["r", "g", "b", "a"];
 pub const MAP_NAMES: [&str; 12] =
     ["height", "normals", "splat", "flora", "flora_families", "scatter", "water", "env", "color", "exclude", "smap", "preview"];
 
+/// Most posts a surface band holds (its rows are a multiple of the CPU's 128-post culling
+/// block, at least one block): ~2 M posts keep a band's transient state (heights, normals,
+/// results, encoded planes; ~250 bytes a post) near 0.5 GB whatever the grid.
+const BAND_POSTS: u64 = 2 << 20;
+/// The culling block of the surface passes (`trnbake_swg::surface::grid`'s `BLOCK`).
+const BAND_ROW_MULTIPLE: u32 = 128;
 /// The maps the file uses (the default of `bake --maps`): height and normals always, the
 /// preview always, and each other map when some rule or table feeds it.
 pub fn default_maps(t: &Terrain, surface: &SurfaceEvaluator) -> Vec<String> {
@@ -65,17 +88,42 @@ pub struct SurfaceMapsJob {
     pub normals: NormalMethod,
     /// The outputs' CRS name (`SWG NAME local metres`).
     pub citation: String,
+    /// Rows a band; `None`: [`SurfaceMapsJob::band_rows`] of the grid's width.
+    pub band_rows: Option<u32>,
     /// Flora maps read the mean over N × N sub-posts of each post's square (`bake
     /// --flora-supersample N`, on the CPU: [`trnbake_swg::surface::supersample`]); 1 reads
     /// the post alone.
     pub flora_supersample: u32,
 }
 
-/// What [`SurfaceMapsJob::run`] wrote, and on which backend (`"gpu"` or `"cpu"`) it computed
-/// the surface passes.
+/// What [`SurfaceMapsJob::stream`] wrote, and how.
 pub struct SurfaceMapsOutput {
     pub files: Vec<WrittenFile>,
+    /// `"gpu"` or `"cpu"`: where the surface passes ran.
     pub backend: &'static str,
+    pub timing: SurfaceTiming,
+}
+
+/// Where the time of the surface maps went, in seconds (the manifest's `timing.surface`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SurfaceTiming {
+    /// Rows of posts a band.
+    pub band_rows: u32,
+    pub bands_computed: usize,
+    pub bands_resumed: usize,
+    /// Reading each band's heights and evaluating its apron, then its normals.
+    pub heights_and_normals_seconds: f64,
+    /// The shader and later passes (one tree walk a post by default).
+    pub passes_seconds: f64,
+    /// The water surface at every post.
+    pub water_seconds: f64,
+    /// Turning the results into the maps' values and writing the band checkpoints.
+    pub checkpoint_seconds: f64,
+    /// From the last band to the last map written (the writers that need the whole grid).
+    pub writing_after_compute_seconds: f64,
+    pub total_seconds: f64,
+    /// Surface posts per second over the whole stage.
+    pub posts_per_second: f64,
 }
 
 /// A surface grid and the backend that computed it.
@@ -88,8 +136,9 @@ pub struct SurfaceOnBackend {
     pub cpu_because: Option<String>,
 }
 
-/// The surface passes on the backend that baked the heights: the GPU when there is a context
-/// and its kernels compute the options exactly, else the CPU. The one place that falls back.
+/// The surface passes over a whole grid held in memory (the golden checks' small fixtures) on
+/// the backend that baked the heights: the GPU when there is a context and its kernels compute
+/// the options exactly, else the CPU.
 pub fn surface_on_backend(gpu: Option<&GpuContext>, grid: &Grid, heights: &[f32], he: &HeightEvaluator, se: &SurfaceEvaluator, normals: NormalMethod) -> crate::Result<SurfaceOnBackend> {
     let cpu = |why: Option<String>| SurfaceOnBackend { surface: evaluate(grid, heights, he, se, normals), backend: "cpu", cpu_because: why };
     match gpu.map(|ctx| trnbake_gpu::surface_pass::evaluate(ctx, grid, heights, he, se, normals)) {
@@ -100,44 +149,703 @@ pub fn surface_on_backend(gpu: Option<&GpuContext>, grid: &Grid, heights: &[f32]
     }
 }
 
-impl SurfaceMapsJob {
-    /// Computes the surface passes over the finished `heights` of `grid` (on the GPU when the
-    /// heights were baked there) and writes every map into `outdir`.
-    pub fn run(&self, outdir: &Path, grid: &Grid, heights: &[f32], he: &HeightEvaluator, gpu: Option<&GpuContext>, quiet: bool) -> crate::Result<SurfaceMapsOutput> {
-        let on = surface_on_backend(gpu, grid, heights, he, &self.surface, self.normals)?;
-        if let (Some(why), false) = (&on.cpu_because, quiet) {
-            eprintln!("note: surface maps on the CPU: {}", GpuError::Unsupported(why.clone()));
-        }
-        let mut s = on.surface;
-        // The water levels too, when a map shows them (the water maps, the preview's tint).
-        if let (Some(ctx), "gpu") = (gpu, on.backend) {
-            if self.maps.iter().any(|m| m == "water" || m == "preview") {
-                s.water = Some(trnbake_gpu::water_pass::evaluate(ctx, grid, &WaterTables::new(&self.terrain))?);
+/// The GPU surface passes when the kernels compute the options exactly, else `None` (the CPU):
+/// the one place the surface maps fall back, decided once a bake.
+fn gpu_surface_pass<'a>(gpu: Option<&'a GpuContext>, se: &'a SurfaceEvaluator, normals: NormalMethod, quiet: bool) -> crate::Result<Option<GpuSurfacePass<'a>>> {
+    let Some(ctx) = gpu else { return Ok(None) };
+    match GpuSurfacePass::new(ctx, se, normals) {
+        Ok(pass) => Ok(Some(pass)),
+        Err(GpuError::Unsupported(why)) => {
+            if !quiet {
+                eprintln!("note: surface maps on the CPU: {}", GpuError::Unsupported(why));
             }
+            Ok(None)
         }
-        let flora_maps = ["flora", "flora_families", "scatter"].iter().any(|m| self.maps.iter().any(|x| x == m));
-        let flora_chances = (self.flora_supersample > 1 && flora_maps).then(|| flora_supersampled(grid, he, &self.surface, self.normals, self.flora_supersample));
-        for (r, chances) in s.results.iter_mut().zip(flora_chances.iter().flatten()) {
-            r.flora = std::array::from_fn(|k| trnbake_swg::fidelity::most_likely(&chances[k]));
-        }
-        let inputs = MapInputs { terrain: &self.terrain, heights, height_evaluator: he, citation: &self.citation, flora_chances: flora_chances.as_deref() };
-        let files = write_maps(outdir, &self.maps, &s, &self.surface, &inputs)?;
-        Ok(SurfaceMapsOutput { files, backend: on.backend })
+        Err(e) => Err(e.into()),
     }
 }
 
-/// Write an 8-bit PNG of `channels` (1 = grey, 3 = RGB, 4 = RGBA) from row-major-from-south
-/// samples: image row 0 is the north edge, as every image viewer expects.
-pub fn write_png8(path: &Path, cols: u32, rows: u32, channels: usize, data: &[u8]) -> io::Result<WrittenFile> {
-    assert_eq!(data.len(), cols as usize * rows as usize * channels);
-    let stride = cols as usize * channels;
-    let north_first: Vec<u8> = data.chunks_exact(stride.max(1)).rev().flatten().copied().collect();
-    // Maps such as normals and the preview are noisy: the fast deflate level costs a little
-    // size and saves most of the write time.
-    trnbake_raster::writers::png_image::write_png_image(path, cols, rows, channels as u32, false, trnbake_raster::writers::png_image::PngEffort::Fast, &north_first)?;
-    WrittenFile::of_file(path, if channels == 1 { "png8" } else if channels == 3 { "png-rgb8" } else { "png-rgba8" })
+/// What [`SurfaceMapsJob::stream`] reads: the finished heights and where to write.
+pub struct StreamInputs<'a> {
+    pub outdir: &'a Path,
+    pub grid: &'a Grid,
+    /// The finished height tiles.
+    pub heights: &'a CheckpointSource,
+    /// The finite height range of the grid (the preview's tint).
+    pub range: (f32, f32),
+    pub height_evaluator: &'a HeightEvaluator,
+    pub gpu: Option<&'a GpuContext>,
+    pub quiet: bool,
 }
 
+impl SurfaceMapsJob {
+    fn want(&self, map: &str) -> bool {
+        self.maps.iter().any(|m| m == map)
+    }
+
+    /// The per-post planes the wanted maps are written from.
+    pub fn layout(&self) -> BandLayout {
+        let mut planes = Vec::new();
+        let w = |m: &str| self.want(m);
+        if w("normals") {
+            planes.push(Plane::Normals);
+        }
+        if w("splat") {
+            planes.extend([Plane::ShaderId, Plane::Splat]);
+        }
+        if w("flora") {
+            for k in 0..4 {
+                planes.extend([Plane::FloraId(k), Plane::FloraProbability(k)]);
+            }
+        }
+        if w("water") {
+            planes.extend([Plane::WaterLevel, Plane::WaterMask]);
+        }
+        if w("env") {
+            planes.push(Plane::Environment);
+        }
+        if w("color") {
+            planes.push(Plane::Color);
+        }
+        if w("exclude") {
+            planes.extend([Plane::Exclude, Plane::Passable]);
+        }
+        if w("preview") {
+            planes.push(Plane::Preview);
+        }
+        BandLayout { planes, probabilities: w("flora_families") || w("scatter") }
+    }
+
+    /// Whether any wanted map reads the shader or later pass (normals, water and SMAP do not).
+    fn needs_passes(&self) -> bool {
+        ["splat", "flora", "flora_families", "scatter", "env", "color", "exclude", "preview"].iter().any(|m| self.want(m))
+    }
+
+    /// Rows a band of a grid `cols` posts wide: the job's own choice rounded up to a multiple
+    /// of the culling block (so bands cull exactly as the whole grid), else about
+    /// [`BAND_POSTS`] posts.
+    pub fn band_rows(&self, cols: u32) -> u32 {
+        match self.band_rows {
+            Some(rows) => rows.max(1).div_ceil(BAND_ROW_MULTIPLE) * BAND_ROW_MULTIPLE,
+            None => ((BAND_POSTS / u64::from(cols.max(1))) as u32 / BAND_ROW_MULTIPLE).max(1) * BAND_ROW_MULTIPLE,
+        }
+    }
+
+    /// SHA-256 of everything that determines the band checkpoints besides the heights: the
+    /// surface plans, options, normals method and the planes (a resume with other maps or
+    /// options starts the surface bands afresh).
+    pub fn fingerprint(&self) -> String {
+        use sha2::Digest;
+        let se = &self.surface;
+        let mut h = sha2::Sha256::new();
+        for plan in [&se.plan, &se.shader_plan, &se.later_plan, &se.all_plan] {
+            h.update(crate::plan_sha256(plan).as_bytes());
+            let ramps: Vec<u8> = plan.ramps.iter().flat_map(|r| r.iter().flatten().copied()).collect();
+            h.update((ramps.len() as u64).to_le_bytes());
+            h.update(&ramps);
+        }
+        h.update(format!("{:?}|{:?}|{:?}|{}|{}|v1", se.opts, self.normals, self.layout(), self.citation, self.flora_supersample).as_bytes());
+        trnbake_raster::hex(&h.finalize())
+    }
+
+    /// Computes the surface passes band by band over the finished heights (on the GPU when
+    /// `inputs.gpu` is given and its kernels compute the options exactly) and writes every
+    /// wanted map into `inputs.outdir`, resuming from the band checkpoints a killed run left.
+    pub fn stream(&self, inputs: &StreamInputs) -> crate::Result<SurfaceMapsOutput> {
+        let start = Instant::now();
+        let grid = *inputs.grid;
+        let band_rows = self.band_rows(grid.cols);
+        let set = BandSet::new(grid, self.layout(), band_rows, inputs.outdir.join(crate::TILE_DIR));
+        let gpu = gpu_surface_pass(inputs.gpu, &self.surface, self.normals, inputs.quiet)?;
+        let backend = if gpu.is_some() { "gpu" } else { "cpu" };
+        let mut timing = SurfaceTiming { band_rows, ..Default::default() };
+
+        // Resume: bands whose checkpoint is whole are done from the start.
+        let bands = set.bands();
+        let planes_bytes = |rows: u32| set.layout.planes_bytes(grid.cols as usize * rows as usize);
+        let mut todo = Vec::new();
+        for (k, &(r0, rows)) in bands.iter().enumerate() {
+            if verified_meta(&set.path(r0, rows), planes_bytes(rows)).is_some() {
+                set.done(k);
+                timing.bands_resumed += 1;
+            } else {
+                todo.push(k);
+            }
+        }
+        timing.bands_computed = todo.len();
+        if timing.bands_resumed > 0 && !inputs.quiet {
+            eprintln!("resuming the surface maps: {} of {} bands already done", timing.bands_resumed, bands.len());
+        }
+        let todo_posts: u64 = todo.iter().map(|&k| u64::from(bands[k].1) * u64::from(grid.cols)).sum();
+        let progress = SurfaceProgress::new(todo_posts, inputs.quiet);
+        let tables = WaterTables::new(&self.terrain);
+
+        let files = std::thread::scope(|scope| -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
+            let set = &set;
+            // The maps written while the bands compute, one writer thread each.
+            let streamed: Vec<_> = self
+                .streamed_writers(set, inputs)
+                .into_iter()
+                .map(|(order, writer)| (order, scope.spawn(writer)))
+                .collect();
+            let mut computed = Ok(());
+            for &k in &todo {
+                let (r0, rows) = bands[k];
+                computed = self.compute_band(set, inputs, gpu.as_ref(), &tables, r0, rows, &mut timing).and_then(|bytes| {
+                    trnbake_raster::fsutil::write_renamed(&set.path(r0, rows), &bytes).map_err(crate::Error::from)
+                });
+                if computed.is_err() {
+                    break;
+                }
+                set.done(k);
+                progress.advance(u64::from(rows) * u64::from(grid.cols));
+            }
+            progress.finish();
+            if computed.is_err() {
+                set.fail();
+            }
+            let t_tail = Instant::now();
+            let mut out = Vec::new();
+            if computed.is_ok() {
+                // The maps that need the whole grid, from the finished bands.
+                match self.whole_grid_writers(set, inputs) {
+                    Ok(files) => out.extend(files),
+                    Err(e) => computed = Err(e),
+                }
+            }
+            for (order, handle) in streamed {
+                match handle.join() {
+                    Ok(Ok(files)) => out.push((order, files)),
+                    Ok(Err(e)) => computed = computed.and(Err(e)),
+                    Err(_) => computed = computed.and(Err(crate::Error::Invalid("a surface map writer panicked".into()))),
+                }
+            }
+            timing.writing_after_compute_seconds = t_tail.elapsed().as_secs_f64();
+            computed.map(|()| out)
+        })?;
+        let mut files = files;
+        files.sort_by_key(|(order, _)| *order);
+        timing.total_seconds = start.elapsed().as_secs_f64();
+        timing.posts_per_second = grid.len() as f64 / timing.total_seconds.max(1e-9);
+        Ok(SurfaceMapsOutput { files: files.into_iter().flat_map(|(_, f)| f).collect(), backend, timing })
+    }
+
+    /// One band's heights, normals, passes and water, encoded as its checkpoint's bytes.
+    #[allow(clippy::too_many_arguments)]
+    fn compute_band(&self, set: &BandSet, inputs: &StreamInputs, gpu: Option<&GpuSurfacePass>, tables: &WaterTables, r0: u32, rows: u32, timing: &mut SurfaceTiming) -> crate::Result<Vec<u8>> {
+        let grid = inputs.grid;
+        let se = &self.surface;
+        let t = Instant::now();
+        let padded = band_apron_heights(grid, r0, rows, inputs.height_evaluator, |r, n, out| inputs.heights.read_rows(r, n, out))?;
+        let heights = HeightsView::padded(grid, &padded);
+        let passes = self.needs_passes();
+        let (normals, results, probabilities) = match gpu {
+            Some(pass) => {
+                let which = if passes { SurfacePasses::All } else { SurfacePasses::Normals };
+                let (normals, results) = pass.run_band(grid, r0, rows, &padded, which)?;
+                timing.passes_seconds += t.elapsed().as_secs_f64();
+                // The per-family probabilities are the CPU's (the kernel keeps the most likely).
+                let probabilities = set.layout.probabilities.then(|| band_results(grid, r0, rows, heights, &normals, se, PassSelection::Both, true).probabilities.unwrap_or_default());
+                (normals, results, probabilities)
+            }
+            None => {
+                let normals = band_normals(grid, r0, rows, &padded, se.plan.half_width, self.normals);
+                timing.heights_and_normals_seconds += t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let (results, probabilities) = if passes {
+                    let b = band_results(grid, r0, rows, heights, &normals, se, PassSelection::Both, set.layout.probabilities);
+                    (b.results, b.probabilities)
+                } else {
+                    (vec![PostSurface::default(); normals.len()], None)
+                };
+                timing.passes_seconds += t.elapsed().as_secs_f64();
+                (normals, results, probabilities)
+            }
+        };
+        // Coarse flora maps from each post's square (issue #27): the chances of its sub-posts.
+        let flora_maps = ["flora", "flora_families", "scatter"].iter().any(|m| self.want(m));
+        let (results, probabilities) = if self.flora_supersample > 1 && flora_maps {
+            let t = Instant::now();
+            let chances = flora_supersampled_rows(grid, inputs.height_evaluator, se, self.normals, self.flora_supersample, r0, rows);
+            let mut results = results;
+            for (r, c) in results.iter_mut().zip(&chances) {
+                r.flora = std::array::from_fn(|k| trnbake_swg::fidelity::most_likely(&c[k]));
+            }
+            timing.passes_seconds += t.elapsed().as_secs_f64();
+            (results, set.layout.probabilities.then_some(chances))
+        } else {
+            (results, probabilities)
+        };
+        let t = Instant::now();
+        let needs_water = set.layout.planes.iter().any(|p| matches!(p, Plane::WaterLevel | Plane::WaterMask | Plane::Preview));
+        let water: Vec<Option<f32>> = if needs_water {
+            let cols = grid.cols as usize;
+            (0..results.len())
+                .into_par_iter()
+                .with_min_len(4096)
+                .map(|i| {
+                    let (x, z) = grid.post((i % cols) as u32, r0 + (i / cols) as u32);
+                    tables.height_at(x, z)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        timing.water_seconds += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let band = BandValues { cols: grid.cols as usize, heights, normals: &normals, results: &results, water: &water, range: inputs.range };
+        let bytes = self.encode_band(set, &band, probabilities.as_deref());
+        timing.checkpoint_seconds += t.elapsed().as_secs_f64();
+        Ok(bytes)
+    }
+
+    /// The band checkpoint's bytes: every plane, the probabilities and the meta.
+    fn encode_band(&self, set: &BandSet, band: &BandValues, probabilities: Option<&[ClassProbabilities]>) -> Vec<u8> {
+        let posts = band.results.len();
+        let colors: std::collections::HashMap<i32, [u8; 3]> = self.terrain.generator.shader_families.families().iter().map(|f| (f.id, f.color)).collect();
+        let mut body = Vec::with_capacity(set.layout.planes_bytes(posts) as usize);
+        for &plane in &set.layout.planes {
+            let size = plane.bytes();
+            let start = body.len();
+            body.resize(start + posts * size, 0);
+            body[start..].par_chunks_mut(size * 1024).enumerate().for_each(|(chunk, out)| {
+                for (k, post) in out.chunks_exact_mut(size).enumerate() {
+                    band.encode(plane, chunk * 1024 + k, post, &colors);
+                }
+            });
+        }
+        let mut meta = BandMeta::default();
+        for &plane in &set.layout.planes {
+            match plane {
+                Plane::Splat => {
+                    let mut fams: Vec<i32> = band.results.iter().flat_map(|r| r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0)).collect();
+                    fams.sort_unstable();
+                    fams.dedup();
+                    meta.splat_families = fams;
+                }
+                Plane::FloraId(k) => {
+                    let k = usize::from(k);
+                    let mut ids: Vec<i32> = band.results.iter().map(|r| r.flora[k].0.max(0)).filter(|&i| i != 0).collect();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    meta.flora_ids[k] = ids;
+                    let probs: Vec<f32> = band.results.iter().map(|r| r.flora[k].1).collect();
+                    meta.flora_range[k] = trnbake_raster::finite_min_max(&probs);
+                }
+                _ => {}
+            }
+        }
+        if let Some(probs) = probabilities {
+            for class in 0..4 {
+                let counts_at = body.len() as u64;
+                for p in probs {
+                    body.extend_from_slice(&(p[class].len().min(usize::from(u16::MAX)) as u16).to_le_bytes());
+                }
+                let entries_at = body.len() as u64;
+                let mut fams = Vec::new();
+                for p in probs {
+                    for &(f, v) in p[class].iter().take(usize::from(u16::MAX)) {
+                        body.extend_from_slice(&f.to_le_bytes());
+                        body.extend_from_slice(&v.to_le_bytes());
+                        fams.push(f);
+                    }
+                }
+                fams.sort_unstable();
+                fams.dedup();
+                meta.probability_families[class] = fams;
+                meta.probability_offsets[class] = (counts_at, entries_at);
+            }
+        }
+        band_file_bytes(body, &meta)
+    }
+}
+
+/// One band's evaluated values, for [`BandValues::encode`].
+struct BandValues<'a> {
+    cols: usize,
+    heights: HeightsView<'a>,
+    normals: &'a [[f32; 3]],
+    results: &'a [PostSurface],
+    water: &'a [Option<f32>],
+    range: (f32, f32),
+}
+
+impl BandValues<'_> {
+    /// Post `i`'s bytes of `plane` (the values the maps encode; see each writer).
+    fn encode(&self, plane: Plane, i: usize, out: &mut [u8], colors: &std::collections::HashMap<i32, [u8; 3]>) {
+        let r = &self.results[i];
+        let height = || self.heights.at(i % self.cols, i / self.cols);
+        let under_water = || self.water.get(i).copied().flatten().is_some_and(|w| height() < w);
+        let f32_bytes = |out: &mut [u8], v: f32| out.copy_from_slice(&v.to_le_bytes());
+        match plane {
+            Plane::Normals => {
+                let v = self.normals[i];
+                for (o, c) in out.iter_mut().zip([v[0], v[2], v[1]]) {
+                    *o = ((c * 0.5 + 0.5) * 255.0).round() as u8;
+                }
+            }
+            Plane::ShaderId => f32_bytes(out, r.shader.max(0) as f32),
+            Plane::Splat => {
+                // The post's own families give its bytes: each family's byte depends on the
+                // post's weights alone (`splat_bytes`), so the channels can be chosen later.
+                let mut fams: Vec<i32> = r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0).collect();
+                fams.sort_unstable();
+                fams.dedup();
+                let bytes = splat_bytes(r, &fams);
+                for k in 0..4 {
+                    let (f, b) = fams.get(k).map_or((0, 0), |&f| (f, bytes[k]));
+                    out[k * 4..k * 4 + 4].copy_from_slice(&f.to_le_bytes());
+                    out[16 + k] = b;
+                }
+            }
+            Plane::FloraId(k) => f32_bytes(out, r.flora[usize::from(k)].0.max(0) as f32),
+            Plane::FloraProbability(k) => f32_bytes(out, r.flora[usize::from(k)].1),
+            Plane::WaterLevel => f32_bytes(out, self.water[i].unwrap_or(f32::NAN)),
+            Plane::WaterMask => out[0] = if under_water() { 255 } else { 0 },
+            Plane::Environment => f32_bytes(out, r.environment.max(0) as f32),
+            Plane::Color => {
+                for (o, c) in out.iter_mut().zip(r.color) {
+                    *o = (c.clamp(0.0, 1.0) * 255.0).round() as u8;
+                }
+            }
+            Plane::Exclude => out[0] = if r.excluded { 255 } else { 0 },
+            Plane::Passable => out[0] = if r.passable.unwrap_or(1) != 0 { 255 } else { 0 },
+            Plane::Preview => {
+                let (lo, hi) = self.range;
+                let span = (hi - lo).max(1e-3);
+                let shade = 0.35 + 0.65 * hillshade(self.normals[i]);
+                let h = height();
+                let base = match colors.get(&r.shader) {
+                    Some(c) => c.map(|v| f32::from(v) / 255.0),
+                    // Height tint: low sand → high grey-brown.
+                    None => {
+                        let u = ((h - lo) / span).clamp(0.0, 1.0);
+                        [0.78 - 0.3 * u, 0.70 - 0.3 * u, 0.52 - 0.2 * u]
+                    }
+                };
+                let mut rgb = base.map(|c| c * shade);
+                if under_water() {
+                    rgb = [0.12, 0.30, 0.55].map(|c| c * (0.8 + 0.2 * shade));
+                }
+                for (o, c) in out.iter_mut().zip(rgb) {
+                    *o = (c.clamp(0.0, 1.0) * 255.0).round() as u8;
+                }
+            }
+        }
+    }
+}
+
+/// A map writer to run on a thread of its own: its files, or the error.
+type Writer<'s> = Box<dyn FnOnce() -> crate::Result<Vec<WrittenFile>> + Send + 's>;
+
+/// Positions of the maps in the list of written files (the order of [`MAP_NAMES`]).
+mod order {
+    pub const NORMALS: usize = 0;
+    pub const SPLAT: usize = 10;
+    pub const FLORA: usize = 20;
+    pub const FLORA_FAMILIES: usize = 40;
+    pub const SCATTER: usize = 50;
+    pub const WATER: usize = 60;
+    pub const ENV: usize = 70;
+    pub const COLOR: usize = 80;
+    pub const EXCLUDE: usize = 90;
+    pub const SMAP: usize = 100;
+    pub const PREVIEW: usize = 110;
+}
+
+impl SurfaceMapsJob {
+    /// The writers of the maps that need no figure of the whole grid: they start before the
+    /// first band and encode each band as soon as it is finished.
+    fn streamed_writers<'s>(&'s self, set: &'s BandSet, inputs: &'s StreamInputs) -> Vec<(usize, Writer<'s>)> {
+        let mut out: Vec<(usize, Writer<'s>)> = Vec::new();
+        let dir = inputs.outdir;
+        let png = move |name: &'static str, plane: Plane, channels: u32| -> Writer<'s> {
+            Box::new(move || Ok(vec![write_png8_from(&dir.join(name), &PlaneRows { set, plane, channels, wait: true })?]))
+        };
+        let tif = move |name: String, plane: Plane, sample: TiffSample| -> Writer<'s> {
+            Box::new(move || Ok(vec![write_geotiff_from(&dir.join(name), &PlaneSource { set, plane, wait: true }, &self.citation, sample, &GeoTiffOptions::default())?]))
+        };
+        let ids = TiffSample::U16 { scale: 1.0, offset: 0.0 };
+        if self.want("normals") {
+            out.push((order::NORMALS, png("normals.png", Plane::Normals, 3)));
+        }
+        if self.want("splat") {
+            out.push((order::SPLAT, tif("shader_id.tif".into(), Plane::ShaderId, ids)));
+        }
+        if self.want("flora") {
+            for (k, name) in FLORA_CLASSES.iter().enumerate() {
+                out.push((order::FLORA + 2 * k, tif(format!("flora_{name}_id.tif"), Plane::FloraId(k as u8), ids)));
+            }
+        }
+        if self.want("water") {
+            out.push((order::WATER, tif("water_height.tif".into(), Plane::WaterLevel, TiffSample::F32)));
+            out.push((order::WATER + 1, png("water_mask.png", Plane::WaterMask, 1)));
+        }
+        if self.want("env") {
+            out.push((order::ENV, tif("env_id.tif".into(), Plane::Environment, ids)));
+        }
+        if self.want("color") {
+            out.push((order::COLOR, png("color.png", Plane::Color, 3)));
+        }
+        if self.want("exclude") {
+            out.push((order::EXCLUDE, png("exclude.png", Plane::Exclude, 1)));
+            out.push((order::EXCLUDE + 1, png("passable.png", Plane::Passable, 1)));
+        }
+        if self.want("preview") {
+            out.push((order::PREVIEW, png("preview.png", Plane::Preview, 3)));
+        }
+        out
+    }
+
+    /// The maps that need a figure of the whole grid, from the finished band checkpoints
+    /// (their metas hold the figures): splat channels and legend, flora densities and legend,
+    /// per-family flora maps, the scatter, and SMAP (whose 8 m chunks come from the height
+    /// evaluator itself).
+    fn whole_grid_writers(&self, set: &BandSet, inputs: &StreamInputs) -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
+        let metas: Vec<((u32, u32), BandMeta)> = set.bands().into_iter().map(|(r0, rows)| read_meta(&set.path(r0, rows)).map(|m| ((r0, rows), m))).collect::<io::Result<_>>()?;
+        let dir = inputs.outdir;
+        let generator = &self.terrain.generator;
+        let mut out = Vec::new();
+        if self.want("splat") {
+            let mut families: Vec<i32> = metas.iter().flat_map(|(_, m)| m.splat_families.iter().copied()).collect();
+            families.sort_unstable();
+            families.dedup();
+            let mut files = Vec::new();
+            let mut legend = Vec::new();
+            for (k, chunk) in families.chunks(4).enumerate() {
+                let name = format!("splat_{k}.png");
+                let channels = std::array::from_fn(|ch| chunk.get(ch).copied());
+                files.push(write_png8_from(&dir.join(&name), &SplatRows { set, channels })?);
+                for (ch, f) in chunk.iter().enumerate() {
+                    let fam = generator.shader_families.families().iter().find(|x| x.id == *f);
+                    legend.push(serde_json::json!({
+                        "image": name, "channel": CHANNELS[ch], "family_id": f,
+                        "name": fam.map(|x| x.name.clone()), "surface_properties": fam.map(|x| x.surface_properties.clone()),
+                        "color": fam.map(|x| x.color), "shaders": fam.map(|x| x.children.iter().map(|c| c.name.clone()).collect::<Vec<_>>()),
+                    }));
+                }
+            }
+            files.push(write_json(&dir.join("splat_legend.json"), &serde_json::json!({ "channels": legend, "weights": "per post, summing to 255 where a shader applies" }))?);
+            out.push((order::SPLAT + 1, files));
+        }
+        if self.want("flora") {
+            let mut legend = serde_json::Map::new();
+            for (class, name) in FLORA_CLASSES.iter().enumerate() {
+                let range = metas.iter().filter_map(|(_, m)| m.flora_range[class]).reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
+                let opts = Png16Options { min_max: Some(range.unwrap_or((f32::NAN, f32::NAN))), ..Default::default() };
+                let src = PlaneSource { set, plane: Plane::FloraProbability(class as u8), wait: false };
+                out.push((order::FLORA + 2 * class + 1, vec![write_png16_from(&dir.join(format!("flora_{name}_density.png")), &src, 1.0 / 65535.0, 0.0, &opts)?]));
+                let mut used: Vec<i32> = metas.iter().flat_map(|(_, m)| m.flora_ids[class].iter().copied()).collect();
+                used.sort_unstable();
+                used.dedup();
+                let entries: Vec<serde_json::Value> = used
+                    .iter()
+                    .map(|id| {
+                        let (fname, density) = if class < 2 {
+                            generator.flora_families.families().iter().find(|f| f.id == *id).map(|f| (f.name.clone(), f.density)).unzip()
+                        } else {
+                            generator.radial_families.families().iter().find(|f| f.id == *id).map(|f| (f.name.clone(), f.density)).unzip()
+                        };
+                        serde_json::json!({ "family_id": id, "name": fname, "density": density })
+                    })
+                    .collect();
+                legend.insert(name.to_string(), serde_json::Value::Array(entries));
+            }
+            let legend = serde_json::json!({ "classes": legend, "density_png": "placement probability of the most likely family, 0..65535 = 0..1 (swg-trn §5.9 stack reading)" });
+            out.push((order::FLORA + 9, vec![write_json(&dir.join("flora_legend.json"), &legend)?]));
+        }
+        if self.want("flora_families") {
+            let mut files = Vec::new();
+            for (class, name) in FLORA_CLASSES.iter().enumerate() {
+                let mut families: Vec<i32> = metas.iter().flat_map(|(_, m)| m.probability_families[class].iter().copied()).collect();
+                families.sort_unstable();
+                families.dedup();
+                for f in families {
+                    let src = FamilySource { set, metas: &metas, class, family: f, cache: Default::default() };
+                    files.push(write_png16_from(&dir.join(format!("flora_{name}_family_{f}.png")), &src, 1.0 / 65535.0, 0.0, &Png16Options::default())?);
+                }
+            }
+            out.push((order::FLORA_FAMILIES, files));
+        }
+        if self.want("scatter") {
+            out.push((order::SCATTER, write_scatter(dir, set, &metas, inputs.height_evaluator, self.surface.plan.half_width)?));
+        }
+        if self.want("smap") {
+            out.push((order::SMAP, write_smap(dir, inputs.grid, inputs.height_evaluator)?));
+        }
+        Ok(out)
+    }
+}
+
+/// One plane of the band checkpoints as height samples (f32 planes) for the GeoTIFF and
+/// 16-bit PNG writers; `wait`: rows are read as bands finish.
+struct PlaneSource<'a> {
+    set: &'a BandSet,
+    plane: Plane,
+    wait: bool,
+}
+
+impl HeightSource for PlaneSource<'_> {
+    fn grid(&self) -> Grid {
+        self.set.grid
+    }
+
+    fn read_block(&self, c0: u32, r0: u32, cols: u32, rows: u32, out: &mut [f32]) -> io::Result<()> {
+        trnbake_raster::source::check_block(&self.set.grid, c0, r0, cols, rows, out)?;
+        let w = self.set.grid.cols as usize;
+        let mut bytes = vec![0u8; w * rows as usize * 4];
+        self.set.read_plane(self.plane, r0, rows, &mut bytes)?;
+        for (r, row) in out.chunks_exact_mut(cols.max(1) as usize).enumerate() {
+            let src = &bytes[(r * w + c0 as usize) * 4..];
+            for (v, b) in row.iter_mut().zip(src.chunks_exact(4)) {
+                *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+        }
+        Ok(())
+    }
+
+    fn wait_rows(&self, r0: u32, _rows: u32) -> io::Result<()> {
+        // Rows r0.. up to the north edge must all be finished.
+        if self.wait {
+            self.set.wait_north_rows(self.set.grid.rows.saturating_sub(r0))?;
+        }
+        Ok(())
+    }
+
+    fn may_block(&self) -> bool {
+        self.wait
+    }
+}
+
+/// A byte plane of the band checkpoints as image rows (north first) for the 8-bit PNG writer.
+struct PlaneRows<'a> {
+    set: &'a BandSet,
+    plane: Plane,
+    channels: u32,
+    wait: bool,
+}
+
+/// Grid rows (south first) of file rows `rows` (north first).
+fn grid_rows_of(grid: &Grid, rows: &std::ops::Range<u32>) -> (u32, u32) {
+    (grid.rows - rows.end, rows.len() as u32)
+}
+
+impl ByteRows for PlaneRows<'_> {
+    fn width(&self) -> u32 {
+        self.set.grid.cols
+    }
+    fn height(&self) -> u32 {
+        self.set.grid.rows
+    }
+    fn channels(&self) -> u32 {
+        self.channels
+    }
+    fn read_rows(&self, rows: std::ops::Range<u32>, out: &mut [u8]) -> io::Result<()> {
+        let (r0, n) = grid_rows_of(&self.set.grid, &rows);
+        let row_bytes = self.set.grid.cols as usize * self.plane.bytes();
+        let mut south_first = vec![0u8; out.len()];
+        self.set.read_plane(self.plane, r0, n, &mut south_first)?;
+        for (dst, src) in out.chunks_exact_mut(row_bytes).zip(south_first.chunks_exact(row_bytes).rev()) {
+            dst.copy_from_slice(src);
+        }
+        Ok(())
+    }
+    fn wait_rows(&self, bottom: u32) -> io::Result<()> {
+        if self.wait {
+            self.set.wait_north_rows(bottom)?;
+        }
+        Ok(())
+    }
+}
+
+/// One `splat_k.png`: RGBA rows of up to four families' splat bytes.
+struct SplatRows<'a> {
+    set: &'a BandSet,
+    channels: [Option<i32>; 4],
+}
+
+impl ByteRows for SplatRows<'_> {
+    fn width(&self) -> u32 {
+        self.set.grid.cols
+    }
+    fn height(&self) -> u32 {
+        self.set.grid.rows
+    }
+    fn channels(&self) -> u32 {
+        4
+    }
+    fn read_rows(&self, rows: std::ops::Range<u32>, out: &mut [u8]) -> io::Result<()> {
+        let (r0, n) = grid_rows_of(&self.set.grid, &rows);
+        let cols = self.set.grid.cols as usize;
+        let size = Plane::Splat.bytes();
+        let mut splat = vec![0u8; cols * n as usize * size];
+        self.set.read_plane(Plane::Splat, r0, n, &mut splat)?;
+        for (dst, src) in out.chunks_exact_mut(cols * 4).zip(splat.chunks_exact(cols * size).rev()) {
+            for (px, post) in dst.chunks_exact_mut(4).zip(src.chunks_exact(size)) {
+                for (ch, family) in self.channels.iter().enumerate() {
+                    px[ch] = family.and_then(|f| (0..4).find(|&k| post[k * 4..k * 4 + 4] == f.to_le_bytes()).map(|k| post[16 + k])).unwrap_or(0);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One flora family's probability per post, from the band checkpoints' probabilities.
+struct FamilySource<'a> {
+    set: &'a BandSet,
+    /// Each band (first row, rows) and its meta.
+    metas: &'a [((u32, u32), BandMeta)],
+    class: usize,
+    family: i32,
+    /// The last band decoded: its first row and the family's probability per post.
+    cache: std::sync::Mutex<Option<(u32, std::sync::Arc<Vec<f32>>)>>,
+}
+
+impl FamilySource<'_> {
+    fn band(&self, r0: u32, rows: u32, meta: &BandMeta) -> io::Result<std::sync::Arc<Vec<f32>>> {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((at, values)) = &*cache {
+            if *at == r0 {
+                return Ok(values.clone());
+            }
+        }
+        let (counts, entries) = self.set.read_probabilities(r0, rows, self.class, meta)?;
+        let mut values = Vec::with_capacity(counts.len());
+        let mut at = 0usize;
+        for c in counts {
+            let post = &entries[at..at + usize::from(c)];
+            values.push(post.iter().find(|e| e.0 == self.family).map_or(0.0, |e| e.1));
+            at += usize::from(c);
+        }
+        let values = std::sync::Arc::new(values);
+        *cache = Some((r0, values.clone()));
+        Ok(values)
+    }
+}
+
+impl HeightSource for FamilySource<'_> {
+    fn grid(&self) -> Grid {
+        self.set.grid
+    }
+
+    fn read_block(&self, c0: u32, r0: u32, cols: u32, rows: u32, out: &mut [f32]) -> io::Result<()> {
+        trnbake_raster::source::check_block(&self.set.grid, c0, r0, cols, rows, out)?;
+        let w = self.set.grid.cols as usize;
+        for ((b0, brows), meta) in self.metas {
+            let (a, b) = ((*b0).max(r0), (b0 + brows).min(r0 + rows));
+            if a >= b {
+                continue;
+            }
+            let values = self.band(*b0, *brows, meta)?;
+            for row in a..b {
+                let src = &values[(row - b0) as usize * w + c0 as usize..][..cols as usize];
+                out[(row - r0) as usize * cols as usize..][..cols as usize].copy_from_slice(src);
+            }
+        }
+        Ok(())
+    }
+}
 /// Splat weights of one post for `families` (the splat channels), summing to 255 where the
 /// post has any shader (largest-remainder rounding), all 0 elsewhere.
 pub fn splat_bytes(r: &PostSurface, families: &[i32]) -> Vec<u8> {
@@ -169,202 +877,6 @@ pub fn hillshade(n: [f32; 3]) -> f32 {
     (n[0] * l[0] + n[1] * l[1] + n[2] * l[2]).clamp(0.0, 1.0)
 }
 
-/// What [`write_maps`] needs besides the surface grid.
-pub struct MapInputs<'a> {
-    pub terrain: &'a Terrain,
-    pub heights: &'a [f32],
-    pub height_evaluator: &'a HeightEvaluator,
-    pub citation: &'a str,
-    /// Each post's flora chances when they come from sub-posts (`flora_supersample` > 1);
-    /// `None`: the posts' own, re-walked.
-    pub flora_chances: Option<&'a [ClassProbabilities]>,
-}
-
-/// Write the requested surface `maps` (names of [`MAP_NAMES`] other than `height`) into
-/// `outdir`; returns the files written.
-pub fn write_maps(outdir: &Path, maps: &[String], s: &SurfaceGrid, se: &SurfaceEvaluator, inp: &MapInputs) -> crate::Result<Vec<WrittenFile>> {
-    use trnbake_raster::error::Context;
-    let g = &s.grid;
-    let (cols, rows) = (g.cols, g.rows);
-    let n = cols as usize * rows as usize;
-    let pg = Grid { cols, rows, x0: g.x0, z0: g.z0, spacing: g.spacing };
-    let want = |m: &str| maps.iter().any(|x| x == m);
-    let mut files = Vec::new();
-    let generator = &inp.terrain.generator;
-
-    if want("normals") {
-        let bytes: Vec<u8> = s.normals.iter().flat_map(|v| [v[0], v[2], v[1]].map(|c| ((c * 0.5 + 0.5) * 255.0).round() as u8)).collect();
-        files.push(write_png8(&outdir.join("normals.png"), cols, rows, 3, &bytes).context("cannot write normals.png")?);
-    }
-    if want("splat") {
-        // Channels: every shader family that claims some post, by id.
-        let mut families: Vec<i32> = s.results.iter().flat_map(|r| r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0)).collect();
-        families.sort_unstable();
-        families.dedup();
-        let ids: Vec<f32> = s.results.iter().map(|r| r.shader.max(0) as f32).collect();
-        files.push(trnbake_raster::write_geotiff_u16(&outdir.join("shader_id.tif"), &pg, &ids, inp.citation, 1.0, 0.0)?);
-        let mut legend = Vec::new();
-        for (k, chunk) in families.chunks(4).enumerate() {
-            let mut bytes = Vec::with_capacity(n * 4);
-            for r in &s.results {
-                let w = splat_bytes(r, &families);
-                let base = k * 4;
-                for ch in 0..4 {
-                    bytes.push(if ch < chunk.len() { w[base + ch] } else { 0 });
-                }
-            }
-            let name = format!("splat_{k}.png");
-            files.push(write_png8(&outdir.join(&name), cols, rows, 4, &bytes).with_context(|| format!("cannot write {name}"))?);
-            for (ch, f) in chunk.iter().enumerate() {
-                let fam = generator.shader_families.families().iter().find(|x| x.id == *f);
-                legend.push(serde_json::json!({
-                    "image": name, "channel": CHANNELS[ch], "family_id": f,
-                    "name": fam.map(|x| x.name.clone()), "surface_properties": fam.map(|x| x.surface_properties.clone()),
-                    "color": fam.map(|x| x.color), "shaders": fam.map(|x| x.children.iter().map(|c| c.name.clone()).collect::<Vec<_>>()),
-                }));
-            }
-        }
-        files.push(write_json(&outdir.join("splat_legend.json"), &serde_json::json!({ "channels": legend, "weights": "per post, summing to 255 where a shader applies" }))?);
-    }
-    if want("flora") {
-        let mut legend = serde_json::Map::new();
-        for (class, name) in FLORA_CLASSES.iter().enumerate() {
-            let best: Vec<(i32, f32)> = s.results.iter().map(|r| r.flora[class]).collect();
-            let ids: Vec<f32> = best.iter().map(|b| b.0.max(0) as f32).collect();
-            files.push(trnbake_raster::write_geotiff_u16(&outdir.join(format!("flora_{name}_id.tif")), &pg, &ids, inp.citation, 1.0, 0.0)?);
-            let probs: Vec<f32> = best.iter().map(|b| b.1).collect();
-            files.push(trnbake_raster::write_png16(&outdir.join(format!("flora_{name}_density.png")), &pg, &probs, 1.0 / 65535.0, 0.0)?);
-            let mut used: Vec<i32> = ids.iter().map(|&i| i as i32).filter(|&i| i != 0).collect();
-            used.sort_unstable();
-            used.dedup();
-            let entries: Vec<serde_json::Value> = used
-                .iter()
-                .map(|id| {
-                    let (fname, density) = if class < 2 {
-                        generator.flora_families.families().iter().find(|f| f.id == *id).map(|f| (f.name.clone(), f.density)).unzip()
-                    } else {
-                        generator.radial_families.families().iter().find(|f| f.id == *id).map(|f| (f.name.clone(), f.density)).unzip()
-                    };
-                    serde_json::json!({ "family_id": id, "name": fname, "density": density })
-                })
-                .collect();
-            legend.insert(name.to_string(), serde_json::Value::Array(entries));
-        }
-        files.push(write_json(
-            &outdir.join("flora_legend.json"),
-            &serde_json::json!({ "classes": legend, "density_png": "placement probability of the most likely family, 0..65535 = 0..1 (swg-trn §5.9 stack reading)" }),
-        )?);
-    }
-    if want("flora_families") || want("scatter") {
-        let probs = inp.flora_chances.map_or_else(|| std::borrow::Cow::Owned(flora_probabilities(s, inp.heights, se)), std::borrow::Cow::Borrowed);
-        if want("flora_families") {
-            files.extend(write_flora_family_maps(outdir, &pg, &probs)?);
-        }
-        if want("scatter") {
-            files.extend(write_scatter(outdir, s, &probs, inp.height_evaluator, se.plan.half_width)?);
-        }
-    }
-    let water_levels: Vec<Option<f32>> = match &s.water {
-        _ if !(want("water") || want("preview")) => Vec::new(),
-        Some(levels) => {
-            assert_eq!(levels.len(), n, "one water level a post");
-            levels.clone()
-        }
-        None => water_levels(g, &WaterTables::new(inp.terrain)),
-    };
-    if want("water") {
-        let levels: Vec<f32> = water_levels.iter().map(|w| w.unwrap_or(f32::NAN)).collect();
-        files.push(trnbake_raster::write_geotiff_f32(&outdir.join("water_height.tif"), &pg, &levels, inp.citation)?);
-        let mask: Vec<u8> = water_levels.iter().zip(inp.heights).map(|(w, h)| if w.is_some_and(|w| *h < w) { 255 } else { 0 }).collect();
-        files.push(write_png8(&outdir.join("water_mask.png"), cols, rows, 1, &mask).context("cannot write water_mask.png")?);
-    }
-    if want("env") {
-        let ids: Vec<f32> = s.results.iter().map(|r| r.environment.max(0) as f32).collect();
-        files.push(trnbake_raster::write_geotiff_u16(&outdir.join("env_id.tif"), &pg, &ids, inp.citation, 1.0, 0.0)?);
-    }
-    if want("color") {
-        let bytes: Vec<u8> = s.results.iter().flat_map(|r| r.color.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)).collect();
-        files.push(write_png8(&outdir.join("color.png"), cols, rows, 3, &bytes).context("cannot write color.png")?);
-    }
-    if want("exclude") {
-        let ex: Vec<u8> = s.results.iter().map(|r| if r.excluded { 255 } else { 0 }).collect();
-        files.push(write_png8(&outdir.join("exclude.png"), cols, rows, 1, &ex).context("cannot write exclude.png")?);
-        let pass: Vec<u8> = s.results.iter().map(|r| if r.passable.unwrap_or(1) != 0 { 255 } else { 0 }).collect();
-        files.push(write_png8(&outdir.join("passable.png"), cols, rows, 1, &pass).context("cannot write passable.png")?);
-    }
-    if want("smap") {
-        files.extend(write_smap(outdir, g, inp)?);
-    }
-    if want("preview") {
-        let (lo, hi) = trnbake_raster::finite_min_max(inp.heights).unwrap_or((0.0, 1.0));
-        let span = (hi - lo).max(1e-3);
-        let colors: std::collections::HashMap<i32, [u8; 3]> = generator.shader_families.families().iter().map(|f| (f.id, f.color)).collect();
-        let bytes: Vec<u8> = (0..n)
-            .into_par_iter()
-            .flat_map_iter(|i| {
-                let shade = 0.35 + 0.65 * hillshade(s.normals[i]);
-                let h = inp.heights[i];
-                let base = match colors.get(&s.results[i].shader) {
-                    Some(c) => c.map(|v| f32::from(v) / 255.0),
-                    // Height tint: low sand → high grey-brown.
-                    None => {
-                        let u = ((h - lo) / span).clamp(0.0, 1.0);
-                        [0.78 - 0.3 * u, 0.70 - 0.3 * u, 0.52 - 0.2 * u]
-                    }
-                };
-                let mut rgb = base.map(|c| c * shade);
-                if water_levels.get(i).copied().flatten().is_some_and(|w| h < w) {
-                    rgb = [0.12, 0.30, 0.55].map(|c| c * (0.8 + 0.2 * shade));
-                }
-                rgb.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)
-            })
-            .collect();
-        files.push(write_png8(&outdir.join("preview.png"), cols, rows, 3, &bytes).context("cannot write preview.png")?);
-    }
-    let _ = se;
-    Ok(files)
-}
-
-/// Every family's placement probability at one post, per flora class: `[class] → [(family, probability)]`.
-type ClassProbabilities = trnbake_swg::surface::supersample::FloraChances;
-
-/// Every family's placement probability per post and flora class (swg-trn §5.9 stack
-/// reading), re-walking the later pass.
-fn flora_probabilities(s: &SurfaceGrid, heights: &[f32], se: &SurfaceEvaluator) -> Vec<ClassProbabilities> {
-    let g = &s.grid;
-    let cols = g.cols as usize;
-    let rows: Vec<Vec<ClassProbabilities>> = (0..g.rows)
-        .into_par_iter()
-        .map(|r| {
-            let block = se.grid_block(g, 0, r, g.cols - 1, r);
-            (0..g.cols)
-                .map(|c| {
-                    let i = r as usize * cols + c as usize;
-                    let res = se.at_grid_post(&block, c, r, Ground { height: heights[i], normal: s.normals[i] });
-                    std::array::from_fn(|k| res.flora[k].probabilities())
-                })
-                .collect()
-        })
-        .collect();
-    rows.into_iter().flatten().collect()
-}
-
-/// `flora_<class>_family_<id>.png`: each family's placement probability (16-bit, 0..65535 =
-/// 0..1), for every family that can be placed somewhere in the grid.
-fn write_flora_family_maps(outdir: &Path, pg: &Grid, probs: &[ClassProbabilities]) -> crate::Result<Vec<WrittenFile>> {
-    let mut files = Vec::new();
-    for (class, name) in FLORA_CLASSES.iter().enumerate() {
-        let mut families: Vec<i32> = probs.iter().flat_map(|p| p[class].iter().map(|e| e.0)).collect();
-        families.sort_unstable();
-        families.dedup();
-        for f in families {
-            let map: Vec<f32> = probs.iter().map(|p| p[class].iter().find(|e| e.0 == f).map_or(0.0, |e| e.1)).collect();
-            files.push(trnbake_raster::write_png16(&outdir.join(format!("flora_{name}_family_{f}.png")), pg, &map, 1.0 / 65535.0, 0.0)?);
-        }
-    }
-    Ok(files)
-}
-
 /// A uniform number in [0, 1) from a post's global indices and a stream (SplitMix64), so a
 /// post scatters the same way whichever grid or tile holds it.
 fn post_random(gc: i64, gr: i64, stream: u64) -> f64 {
@@ -375,44 +887,55 @@ fn post_random(gc: i64, gr: i64, stream: u64) -> f64 {
     (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
+
 /// `flora_<class>_points.csv` (`x,z,height,family_id`): a deterministic scatter from the
 /// probabilities — each post's cell (one spacing wide, centred on the post) holds at most one
 /// instance, of family k with probability P(k), at a jittered position in the cell, with the
 /// exact ground height there. Not the original client's placement (swg-trn §5.9: its seeds
-/// are not public), but the same densities.
-fn write_scatter(outdir: &Path, s: &SurfaceGrid, probs: &[ClassProbabilities], he: &HeightEvaluator, half: f32) -> crate::Result<Vec<WrittenFile>> {
-    let g = &s.grid;
+/// are not public), but the same densities. Written band by band from the south (the rows of
+/// the file run south to north, west to east).
+fn write_scatter(outdir: &Path, set: &BandSet, metas: &[((u32, u32), BandMeta)], he: &HeightEvaluator, half: f32) -> crate::Result<Vec<WrittenFile>> {
+    let g = set.grid;
     let cols = g.cols as usize;
     let gc0 = ((g.x0 + f64::from(half)) / g.spacing).round() as i64;
     let gr0 = ((g.z0 + f64::from(half)) / g.spacing).round() as i64;
     let mut files = Vec::new();
     for (class, name) in FLORA_CLASSES.iter().enumerate() {
-        let points: Vec<(f32, f32, i32)> = (0..probs.len())
-            .into_par_iter()
-            .filter_map(|i| {
-                let (c, r) = ((i % cols) as i64, (i / cols) as i64);
-                let (gc, gr) = (gc0 + c, gr0 + r);
-                let stream = class as u64 * 3;
-                let u = post_random(gc, gr, stream);
-                let mut acc = 0.0f64;
-                let family = probs[i][class].iter().find(|e| {
-                    acc += f64::from(e.1);
-                    u < acc
-                })?;
-                let (x, z) = g.post(c as u32, r as u32);
-                let jx = (post_random(gc, gr, stream + 1) - 0.5) * g.spacing;
-                let jz = (post_random(gc, gr, stream + 2) - 0.5) * g.spacing;
-                let inside = |v: f32| v.clamp(-half, half);
-                Some((inside(x + jx as f32), inside(z + jz as f32), family.0))
-            })
-            .collect();
-        let heights = he.heights_at(&points.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>());
         let path = outdir.join(format!("flora_{name}_points.csv"));
         trnbake_raster::fsutil::write_atomic_with(&path, |w| {
             use std::io::Write;
             writeln!(w, "x,z,height,family_id")?;
-            for (p, h) in points.iter().zip(&heights) {
-                writeln!(w, "{:.3},{:.3},{:.4},{}", p.0, p.1, h, p.2)?;
+            for ((b0, brows), meta) in metas.iter().rev() {
+                let (counts, entries) = set.read_probabilities(*b0, *brows, class, meta)?;
+                let mut starts = Vec::with_capacity(counts.len());
+                let mut at = 0usize;
+                for &c in &counts {
+                    starts.push(at);
+                    at += usize::from(c);
+                }
+                let points: Vec<(f32, f32, i32)> = (0..counts.len())
+                    .into_par_iter()
+                    .filter_map(|i| {
+                        let (c, r) = ((i % cols) as i64, (i / cols) as i64 + i64::from(*b0));
+                        let (gc, gr) = (gc0 + c, gr0 + r);
+                        let stream = class as u64 * 3;
+                        let u = post_random(gc, gr, stream);
+                        let mut acc = 0.0f64;
+                        let family = entries[starts[i]..starts[i] + usize::from(counts[i])].iter().find(|e| {
+                            acc += f64::from(e.1);
+                            u < acc
+                        })?;
+                        let (x, z) = g.post(c as u32, r as u32);
+                        let jx = (post_random(gc, gr, stream + 1) - 0.5) * g.spacing;
+                        let jz = (post_random(gc, gr, stream + 2) - 0.5) * g.spacing;
+                        let inside = |v: f32| v.clamp(-half, half);
+                        Some((inside(x + jx as f32), inside(z + jz as f32), family.0))
+                    })
+                    .collect();
+                let heights = he.heights_at(&points.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>());
+                for (p, h) in points.iter().zip(&heights) {
+                    writeln!(w, "{:.3},{:.3},{:.4},{}", p.0, p.1, h, p.2)?;
+                }
             }
             Ok(())
         })?;
@@ -421,8 +944,8 @@ fn write_scatter(outdir: &Path, s: &SurfaceGrid, probs: &[ClassProbabilities], h
     Ok(files)
 }
 
-fn write_smap(outdir: &Path, g: &Grid, inp: &MapInputs) -> crate::Result<Vec<WrittenFile>> {
-    let (cc, rr, west, south, bits) = smap_chunks(g, inp.height_evaluator, inp.height_evaluator.plan.half_width);
+fn write_smap(outdir: &Path, g: &Grid, he: &HeightEvaluator) -> crate::Result<Vec<WrittenFile>> {
+    let (cc, rr, west, south, bits) = smap_chunks(g, he, he.plan.half_width);
     if cc == 0 || rr == 0 {
         return Ok(Vec::new());
     }
@@ -439,4 +962,65 @@ fn write_smap(outdir: &Path, g: &Grid, inp: &MapInputs) -> crate::Result<Vec<Wri
 fn write_json(path: &Path, v: &serde_json::Value) -> crate::Result<WrittenFile> {
     trnbake_raster::fsutil::write_atomic(path, serde_json::to_string_pretty(v)?.as_bytes())?;
     Ok(WrittenFile::of_file(path, "json")?)
+}
+
+/// Write an 8-bit PNG of `channels` (1 = grey, 3 = RGB, 4 = RGBA) from row-major-from-south
+/// samples held in memory: image row 0 is the north edge, as every image viewer expects.
+pub fn write_png8(path: &Path, cols: u32, rows: u32, channels: usize, data: &[u8]) -> io::Result<WrittenFile> {
+    assert_eq!(data.len(), cols as usize * rows as usize * channels);
+    let stride = cols as usize * channels;
+    let north_first: Vec<u8> = data.chunks_exact(stride.max(1)).rev().flatten().copied().collect();
+    write_png8_from(path, &MemRows { width: cols, height: rows, channels: channels as u32, data: &north_first })
+}
+
+/// Progress of the surface bands: a bar on a terminal, a line every ten seconds otherwise
+/// (CI logs), nothing when quiet.
+struct SurfaceProgress {
+    bar: Option<indicatif::ProgressBar>,
+    lines: Option<std::sync::Mutex<(Instant, Instant, u64)>>,
+    total: u64,
+}
+
+impl SurfaceProgress {
+    fn new(total: u64, quiet: bool) -> Self {
+        use std::io::IsTerminal;
+        if quiet || total == 0 {
+            return SurfaceProgress { bar: None, lines: None, total };
+        }
+        if std::io::stderr().is_terminal() {
+            let pb = indicatif::ProgressBar::new(total);
+            pb.set_style(
+                indicatif::ProgressStyle::with_template("surface maps [{bar:40}] {percent}% {human_pos}/{human_len} posts, {per_sec}, {elapsed} (eta {eta})")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            SurfaceProgress { bar: Some(pb), lines: None, total }
+        } else {
+            let now = Instant::now();
+            SurfaceProgress { bar: None, lines: Some(std::sync::Mutex::new((now, now, 0))), total }
+        }
+    }
+
+    fn advance(&self, posts: u64) {
+        if let Some(pb) = &self.bar {
+            pb.inc(posts);
+        }
+        if let Some(lines) = &self.lines {
+            let mut l = lines.lock().unwrap_or_else(|e| e.into_inner());
+            l.2 += posts;
+            if l.1.elapsed().as_secs_f64() >= 10.0 || l.2 == self.total {
+                let secs = l.0.elapsed().as_secs_f64().max(1e-9);
+                let rate = l.2 as f64 / secs;
+                let eta = (self.total - l.2) as f64 / rate.max(1e-9);
+                eprintln!("surface maps: {:.0} % ({} of {} posts), {:.0} posts/s, eta {:.0} s", 100.0 * l.2 as f64 / self.total as f64, l.2, self.total, rate, eta);
+                l.1 = Instant::now();
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(pb) = &self.bar {
+            pb.finish_and_clear();
+        }
+    }
 }

@@ -288,7 +288,8 @@ impl<'a> GpuSurfacePass<'a> {
             .collect()
     }
 
-    fn submit(&self, grid: &Grid, padded: &[f32], tile: TileSpec, lists: &[BlockLists; 2], passes: SurfacePasses) -> InFlight {
+    /// Submit one tile; `padded` holds grid rows `band_r0 − 1 ..` with their apron.
+    fn submit(&self, grid: &Grid, band_r0: u32, padded: &[f32], tile: TileSpec, lists: &[BlockLists; 2], passes: SurfacePasses) -> InFlight {
         let d = &self.ctx.device;
         let (gc0, gr0) = trnbake_swg::surface::grid::global_post_index(grid, self.half_width);
         let params = GpuSurfaceParams {
@@ -309,7 +310,8 @@ impl<'a> GpuSurfacePass<'a> {
         // The tile's heights with their apron, from the grid's padded heights.
         let stride = grid.cols as usize + 2;
         let mut tile_heights = Vec::with_capacity((tile.cols as usize + 2) * (tile.rows as usize + 2));
-        for r in tile.r0 as usize..tile.r0 as usize + tile.rows as usize + 2 {
+        let first = (tile.r0 - band_r0) as usize;
+        for r in first..first + tile.rows as usize + 2 {
             let at = r * stride + tile.c0 as usize;
             tile_heights.extend_from_slice(&padded[at..at + tile.cols as usize + 2]);
         }
@@ -382,17 +384,28 @@ impl<'a> GpuSurfacePass<'a> {
     /// (`trnbake_swg::surface::grid::apron_heights`), row-major from the south. The results of the
     /// passes not run hold their empty values.
     pub fn run(&self, grid: &Grid, padded: &[f32], passes: SurfacePasses) -> Result<SurfaceGrid, GpuError> {
-        assert_eq!(padded.len(), (grid.cols as usize + 2) * (grid.rows as usize + 2), "heights with a 1-post apron");
-        let tiles = trnbake_swg::grid::tiles(grid, self.tile_side);
+        let (normals, results) = self.run_band(grid, 0, grid.rows, padded, passes)?;
+        Ok(SurfaceGrid { grid: *grid, normals, results, water: None })
+    }
+
+    /// Normals and `passes` at the posts of rows `r0..r0 + rows` of `grid` (a band of a
+    /// streamed bake) from their heights with a 1-post apron
+    /// (`trnbake_swg::surface::grid::band_apron_heights`), row-major from the south. Posts are
+    /// placed and culled from the grid's own origin, so bands give the whole grid's results.
+    pub fn run_band(&self, grid: &Grid, r0: u32, rows: u32, padded: &[f32], passes: SurfacePasses) -> Result<(Vec<[f32; 3]>, Vec<PostSurface>), GpuError> {
+        assert!(r0 + rows <= grid.rows, "the band lies inside the grid");
+        assert_eq!(padded.len(), (grid.cols as usize + 2) * (rows as usize + 2), "heights with a 1-post apron");
+        let band = Grid { rows, ..*grid };
+        let tiles: Vec<TileSpec> = trnbake_swg::grid::tiles(&band, self.tile_side).into_iter().map(|t| TileSpec { r0: t.r0 + r0, ..t }).collect();
         let lists = self.lists(grid, &tiles, passes);
         let cols = grid.cols as usize;
-        let n = cols * grid.rows as usize;
+        let n = cols * rows as usize;
         let mut normals = vec![[0.0f32; 3]; n];
         let mut results = vec![PostSurface::default(); n];
         let mut overflowed: Vec<usize> = Vec::new();
         let mut sink = |t: TileSpec, recs: &[GpuPostRecord], ns: &[[f32; 3]]| {
             for r in 0..t.rows as usize {
-                let dst = (t.r0 as usize + r) * cols + t.c0 as usize;
+                let dst = (t.r0 - r0) as usize * cols + r * cols + t.c0 as usize;
                 let src = r * t.cols as usize;
                 normals[dst..dst + t.cols as usize].copy_from_slice(&ns[src..src + t.cols as usize]);
                 for (k, (out, rec)) in results[dst..dst + t.cols as usize].iter_mut().zip(&recs[src..src + t.cols as usize]).enumerate() {
@@ -403,17 +416,17 @@ impl<'a> GpuSurfacePass<'a> {
                 }
             }
         };
-        two_in_flight(&self.ctx.device, tiles.iter().zip(&lists), |(&t, l)| self.submit(grid, padded, t, l, passes), |f| self.finish(f, &mut sink))?;
+        two_in_flight(&self.ctx.device, tiles.iter().zip(&lists), |(&t, l)| self.submit(grid, r0, padded, t, l, passes), |f| self.finish(f, &mut sink))?;
         if passes == SurfacePasses::Normals {
             results.fill(PostSurface::default());
         }
-        self.recompute_on_cpu(grid, padded, &normals, &overflowed, &mut results);
-        Ok(SurfaceGrid { grid: *grid, normals, results, water: None })
+        self.recompute_on_cpu(grid, r0, padded, &normals, &overflowed, &mut results);
+        Ok((normals, results))
     }
 
     /// The CPU reference at the posts whose flora stack outgrew the kernel's
     /// ([`FLORA_STACK_DEPTH`]), from the GPU's normals (bit-identical to the CPU's).
-    fn recompute_on_cpu(&self, grid: &Grid, padded: &[f32], normals: &[[f32; 3]], posts: &[usize], results: &mut [PostSurface]) {
+    fn recompute_on_cpu(&self, grid: &Grid, band_r0: u32, padded: &[f32], normals: &[[f32; 3]], posts: &[usize], results: &mut [PostSurface]) {
         use rayon::prelude::*;
         if posts.is_empty() {
             return;
@@ -423,9 +436,10 @@ impl<'a> GpuSurfacePass<'a> {
         let fixed: Vec<(usize, PostSurface)> = posts
             .par_iter()
             .map(|&i| {
-                let (c, r) = ((i % cols) as u32, (i / cols) as u32);
+                let (c, br) = ((i % cols) as u32, (i / cols) as u32);
+                let r = band_r0 + br;
                 let block = self.evaluator.grid_block(grid, c, r, c, r);
-                let ground = trnbake_swg::surface::Ground { height: padded[(r as usize + 1) * (cols + 2) + c as usize + 1], normal: normals[i] };
+                let ground = trnbake_swg::surface::Ground { height: padded[(br as usize + 1) * (cols + 2) + c as usize + 1], normal: normals[i] };
                 (i, self.evaluator.at_grid_post(&block, c, r, ground).into())
             })
             .collect();

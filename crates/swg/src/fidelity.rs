@@ -527,7 +527,7 @@ pub fn pimp_cell_chances(_t: &Terrain, surface: &crate::surface::SurfaceEvaluato
 /// The most likely family of sorted chances and its probability; (0, 0) for none. Ties go
 /// to the lower id.
 pub fn most_likely(chances: &[(i32, f32)]) -> (i32, f32) {
-    chances.iter().fold((0, 0.0f32), |best, e| if e.1 > best.1 { *e } else { best })
+    crate::surface::most_likely_of(chances)
 }
 
 /// Evaluate `n` random cells of the PIMP grid (seeded) with the surface passes over the

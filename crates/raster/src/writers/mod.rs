@@ -3,6 +3,7 @@
 
 pub mod geotiff;
 pub mod png16;
+pub mod png8;
 pub mod png_image;
 pub mod preset;
 pub mod raw;

@@ -177,35 +177,50 @@ fn write_idat_parallel<W: Write>(
     offset: f64,
     compression: png::DeflateCompression,
 ) -> io::Result<()> {
-    use rayon::prelude::*;
     let grid = src.grid();
-    let cols = grid.cols as usize;
-    let row_bytes = cols * 2;
-    let rows_per_job = (IDAT_JOB_BYTES / (row_bytes + 1)).max(1) as u32;
-    let jobs = grid.rows.div_ceil(rows_per_job) as usize;
     let level = match compression {
         png::DeflateCompression::Level(l) => u32::from(l).clamp(1, 9),
         png::DeflateCompression::NoCompression => 0,
         _ => 3,
     };
+    let wait = |top: u32, bottom: u32| src.wait_rows(grid.rows - bottom, bottom - top);
+    write_idat_rows(writer, grid.rows, grid.cols as usize * 2, level, &wait, &|rows| filtered_rows(src, rows, scale, offset))
+}
+
+/// The image data of a PNG of `height` rows of `row_bytes` bytes as one zlib stream,
+/// deflated at `level` in parallel jobs of about [`IDAT_JOB_BYTES`] (see
+/// `write_idat_parallel`). `wait(top, bottom)` blocks until file rows `top..bottom` (0 =
+/// north) can be read and is called from this thread only; `filtered(rows)` returns the
+/// filtered scanlines of file rows `rows` (filter byte first), filtered against the row above
+/// `rows.start` where a filter reads it.
+pub(crate) fn write_idat_rows<W: Write>(
+    writer: &mut png::Writer<W>,
+    height: u32,
+    row_bytes: usize,
+    level: u32,
+    wait: &dyn Fn(u32, u32) -> io::Result<()>,
+    filtered: &(dyn Fn(std::ops::Range<u32>) -> io::Result<Vec<u8>> + Sync),
+) -> io::Result<()> {
+    use rayon::prelude::*;
+    let rows_per_job = (IDAT_JOB_BYTES / (row_bytes + 1)).max(1) as u32;
+    let jobs = height.div_ceil(rows_per_job) as usize;
     let batch = (rayon::current_num_threads() * 2).max(1);
     let mut adler: Option<u32> = None;
     for first in (0..jobs).step_by(batch) {
         let range = first..(first + batch).min(jobs);
         // File rows (north first) of the batch, and the one above it for the filter.
         let top = range.start as u32 * rows_per_job;
-        let bottom = (range.end as u32 * rows_per_job).min(grid.rows);
-        let above = top.saturating_sub(1);
-        src.wait_rows(grid.rows - bottom, bottom - above)?;
+        let bottom = (range.end as u32 * rows_per_job).min(height);
+        wait(top.saturating_sub(1), bottom)?;
         let pieces: Vec<(Vec<u8>, u32, u64)> = range
             .into_par_iter()
             .map(|j| -> io::Result<(Vec<u8>, u32, u64)> {
                 let r0 = j as u32 * rows_per_job;
-                let r1 = (r0 + rows_per_job).min(grid.rows);
-                let filtered = filtered_rows(src, r0..r1, scale, offset)?;
+                let r1 = (r0 + rows_per_job).min(height);
+                let filtered = filtered(r0..r1)?;
                 let mut a = simd_adler32::Adler32::new();
                 a.write(&filtered);
-                let piece = raw_deflate(&filtered, level, r1 == grid.rows)?;
+                let piece = raw_deflate(&filtered, level, r1 == height)?;
                 Ok((piece, a.finish(), filtered.len() as u64))
             })
             .collect::<io::Result<_>>()?;

@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use super::normals::{post_normal, NormalMethod};
-use super::{Ground, SurfaceEvaluator, SurfaceResult};
+use super::{most_likely_of, Ground, SurfaceEvaluator, SurfaceResult};
 use crate::eval::{Grid, HeightEvaluator};
 use crate::water::WaterTables;
 
@@ -25,10 +25,19 @@ pub struct PostSurface {
 
 impl From<SurfaceResult> for PostSurface {
     fn from(r: SurfaceResult) -> Self {
+        let p: ClassProbabilities = std::array::from_fn(|k| r.flora[k].probabilities());
+        PostSurface::from_result(&r, &p)
+    }
+}
+
+impl PostSurface {
+    /// What the maps keep of `r`, given its flora probabilities `p` (computed once by the
+    /// caller, who may keep them too).
+    pub fn from_result(r: &SurfaceResult, p: &ClassProbabilities) -> Self {
         PostSurface {
             shader: r.shader.family,
             splat: r.shader.splat,
-            flora: std::array::from_fn(|k| r.flora[k].most_likely()),
+            flora: std::array::from_fn(|k| most_likely_of(&p[k])),
             environment: r.environment,
             color: r.color,
             excluded: r.excluded,
@@ -62,9 +71,19 @@ pub fn evaluate(grid: &Grid, heights: &[f32], he: &HeightEvaluator, se: &Surface
 /// The unit normal of every post (swg-trn §5.2 step 2). Edge posts use heights one post
 /// outside the grid, evaluated exactly (the 1-post apron).
 pub fn grid_normals(grid: &Grid, heights: &[f32], he: &HeightEvaluator, half_width: f32, method: NormalMethod) -> Vec<[f32; 3]> {
-    let (cols, rows) = (grid.cols as usize, grid.rows as usize);
     let padded = apron_heights(grid, heights, he);
+    band_normals(grid, 0, grid.rows, &padded, half_width, method)
+}
+
+/// The unit normals of rows `r0..r0 + rows` of `grid` from their heights with a 1-post apron
+/// (`padded`: (cols + 2) × (rows + 2) posts, row-major from the south, as
+/// [`band_apron_heights`] builds them). A post's normal depends only on its 3×3 heights and its
+/// global indices, so bands give the normals of the whole grid exactly.
+pub fn band_normals(grid: &Grid, r0: u32, rows: u32, padded: &[f32], half_width: f32, method: NormalMethod) -> Vec<[f32; 3]> {
+    let (cols, rows) = (grid.cols as usize, rows as usize);
+    assert_eq!(padded.len(), (cols + 2) * (rows + 2), "heights with a 1-post apron");
     let (gc0, gr0) = global_post_index(grid, half_width);
+    let gr0 = gr0 + i64::from(r0);
     (0..rows * cols)
         .into_par_iter()
         .with_min_len(1024)
@@ -72,7 +91,7 @@ pub fn grid_normals(grid: &Grid, heights: &[f32], he: &HeightEvaluator, half_wid
             let (c, r) = (i % cols, i / cols);
             let mut h = [[0.0f32; 3]; 3];
             for (dz, hrow) in h.iter_mut().enumerate() {
-                // Padded row r + dz is grid row r + dz − 1.
+                // Padded row r + dz is band row r + dz − 1.
                 let at = (r + dz) * (cols + 2) + c;
                 hrow.copy_from_slice(&padded[at..at + 3]);
             }
@@ -85,31 +104,57 @@ pub fn grid_normals(grid: &Grid, heights: &[f32], he: &HeightEvaluator, half_wid
 /// south, padded row/column 0 being grid row/column −1. The apron ring comes from the height
 /// pass (exact heights one post outside the grid).
 pub fn apron_heights(grid: &Grid, heights: &[f32], he: &HeightEvaluator) -> Vec<f32> {
-    let (cols, rows) = (grid.cols as usize, grid.rows as usize);
-    assert_eq!(heights.len(), cols * rows);
-    let mut ring = Vec::new();
-    for c in -1..=cols as i64 {
-        ring.push((c, -1));
-        ring.push((c, rows as i64));
+    let cols = grid.cols as usize;
+    assert_eq!(heights.len(), cols * grid.rows as usize);
+    let read = |r: u32, n: u32, out: &mut [f32]| {
+        out.copy_from_slice(&heights[r as usize * cols..(r + n) as usize * cols]);
+        Ok::<(), std::convert::Infallible>(())
+    };
+    match band_apron_heights(grid, 0, grid.rows, he, read) {
+        Ok(padded) => padded,
+        Err(never) => match never {},
     }
-    for r in 0..rows as i64 {
-        ring.push((-1, r));
-        ring.push((cols as i64, r));
+}
+
+/// The heights of rows `r0..r0 + rows` of `grid` with a 1-post apron ((cols + 2) × (rows + 2)
+/// posts, row-major from the south; padded row 0 is grid row r0 − 1). Posts inside the grid
+/// come from `read(first_row, row_count, out)` (whole grid rows, south first: the finished
+/// height pass), posts outside it are evaluated exactly, as the whole-grid apron does — so a
+/// band's apron equals the whole grid's at every post.
+pub fn band_apron_heights<E>(grid: &Grid, r0: u32, rows: u32, he: &HeightEvaluator, mut read: impl FnMut(u32, u32, &mut [f32]) -> Result<(), E>) -> Result<Vec<f32>, E> {
+    let (cols, stride) = (grid.cols as usize, grid.cols as usize + 2);
+    assert!(rows > 0 && r0 + rows <= grid.rows, "the band lies inside the grid");
+    let mut padded = vec![0.0f32; stride * (rows as usize + 2)];
+    // Grid rows inside the padded band: r0 − 1 (if any) to r0 + rows (if any).
+    let first = r0.saturating_sub(1);
+    let last = (r0 + rows + 1).min(grid.rows);
+    let mut inside = vec![0.0f32; cols * (last - first) as usize];
+    read(first, last - first, &mut inside)?;
+    for (k, row) in inside.chunks_exact(cols.max(1)).enumerate() {
+        let pr = (first + k as u32 + 1 - r0) as usize;
+        padded[pr * stride + 1..pr * stride + 1 + cols].copy_from_slice(row);
+    }
+    // The posts outside the grid: columns −1 and cols of every padded row, and rows −1 and
+    // grid.rows when the band touches the grid's south or north edge.
+    let mut ring: Vec<(i64, i64)> = Vec::new();
+    let (pr0, pr1) = (i64::from(r0) - 1, i64::from(r0 + rows));
+    for r in pr0..=pr1 {
+        if r < 0 || r >= i64::from(grid.rows) {
+            ring.extend((-1..=cols as i64).map(|c| (c, r)));
+        } else {
+            ring.push((-1, r));
+            ring.push((cols as i64, r));
+        }
     }
     let ring_points: Vec<(f32, f32)> = ring
         .iter()
         .map(|&(c, r)| (grid.x0 as f32 + c as f32 * grid.spacing as f32, grid.z0 as f32 + r as f32 * grid.spacing as f32))
         .collect();
     let ring_heights = he.heights_at(&ring_points);
-    let stride = cols + 2;
-    let mut padded = vec![0.0f32; stride * (rows + 2)];
-    for (r, row) in heights.chunks_exact(cols.max(1)).enumerate().take(rows) {
-        padded[(r + 1) * stride + 1..(r + 1) * stride + 1 + cols].copy_from_slice(row);
-    }
     for (&(c, r), h) in ring.iter().zip(ring_heights) {
-        padded[(r + 1) as usize * stride + (c + 1) as usize] = h;
+        padded[(r - pr0) as usize * stride + (c + 1) as usize] = h;
     }
-    padded
+    Ok(padded)
 }
 
 /// Global post indices of the grid's first post, counted from the map's south-west edge:
@@ -131,21 +176,81 @@ pub enum PassSelection {
 /// Both surface passes (or the shader pass alone) at every post, in parallel blocks with
 /// their own culled layer lists.
 pub fn surface_results(grid: &Grid, heights: &[f32], normals: &[[f32; 3]], se: &SurfaceEvaluator, passes: PassSelection) -> Vec<PostSurface> {
+    let view = HeightsView { data: heights, stride: grid.cols as usize, origin: 0 };
+    band_results(grid, 0, grid.rows, view, normals, se, passes, false).results
+}
+
+/// Every family's placement probability at one post, per flora class: `[class] → [(family,
+/// probability)]`, sorted by family ([`super::FloraStack::probabilities`]).
+pub type ClassProbabilities = [Vec<(i32, f32)>; 4];
+
+/// The surface passes' results over some rows of a grid.
+pub struct BandResults {
+    /// One a post, row-major from the south.
+    pub results: Vec<PostSurface>,
+    /// Every family's probability per post and class, when asked for (the per-family flora
+    /// maps and the scatter need more than the most likely family).
+    pub probabilities: Option<Vec<ClassProbabilities>>,
+}
+
+/// The heights of a band of posts inside a larger buffer: post (c, r) of the band is
+/// `data[origin + r · stride + c]` (a padded band: stride cols + 2, origin stride + 1).
+#[derive(Clone, Copy)]
+pub struct HeightsView<'a> {
+    pub data: &'a [f32],
+    pub stride: usize,
+    pub origin: usize,
+}
+
+impl HeightsView<'_> {
+    /// The view of a band padded with its 1-post apron ([`band_apron_heights`]).
+    pub fn padded<'p>(grid: &Grid, padded: &'p [f32]) -> HeightsView<'p> {
+        let stride = grid.cols as usize + 2;
+        HeightsView { data: padded, stride, origin: stride + 1 }
+    }
+
+    /// The height of post (c, r) of the band.
+    pub fn at(&self, c: usize, r: usize) -> f32 {
+        self.data[self.origin + r * self.stride + c]
+    }
+}
+
+/// Both surface passes (or the shader pass alone) at the posts of rows `r0..r0 + rows` of
+/// `grid`, in parallel blocks of [`BLOCK`]² posts (counted from the grid's south-west post,
+/// so a band whose `r0` is a multiple of [`BLOCK`] culls exactly as the whole grid does) with
+/// their own culled layer lists; `normals` are the band's, row-major from the south.
+#[allow(clippy::too_many_arguments)]
+pub fn band_results(grid: &Grid, r0: u32, rows: u32, heights: HeightsView, normals: &[[f32; 3]], se: &SurfaceEvaluator, passes: PassSelection, probabilities: bool) -> BandResults {
     let cols = grid.cols as usize;
-    let mut results = vec![PostSurface::default(); cols * grid.rows as usize];
-    let blocks: Vec<(u32, u32)> = (0..grid.rows).step_by(BLOCK as usize).flat_map(|r| (0..grid.cols).step_by(BLOCK as usize).map(move |c| (c, r))).collect();
-    let computed: Vec<((u32, u32), Vec<PostSurface>)> = blocks
+    let n = cols * rows as usize;
+    assert_eq!(normals.len(), n, "one normal a post of the band");
+    let r_end = r0 + rows;
+    let first_block_row = r0 - r0 % BLOCK;
+    let blocks: Vec<(u32, u32)> = (first_block_row..r_end).step_by(BLOCK as usize).flat_map(|r| (0..grid.cols).step_by(BLOCK as usize).map(move |c| (c, r))).collect();
+    type Computed = ((u32, u32, u32), Vec<PostSurface>, Vec<ClassProbabilities>);
+    let computed: Vec<Computed> = blocks
         .par_iter()
-        .map(|&(c0, r0)| {
-            let (c1, r1) = ((c0 + BLOCK).min(grid.cols) - 1, (r0 + BLOCK).min(grid.rows) - 1);
-            let block = se.grid_block(grid, c0, r0, c1, r1);
-            let mut out = Vec::with_capacity(((c1 - c0 + 1) * (r1 - r0 + 1)) as usize);
-            for r in r0..=r1 {
+        .map(|&(c0, br0)| {
+            // The block's rows inside the band.
+            let (ra, rb) = (br0.max(r0), (br0 + BLOCK).min(r_end) - 1);
+            let c1 = (c0 + BLOCK).min(grid.cols) - 1;
+            let block = se.grid_block(grid, c0, ra, c1, rb);
+            let mut out = Vec::with_capacity(((c1 - c0 + 1) * (rb - ra + 1)) as usize);
+            let mut probs = Vec::new();
+            for r in ra..=rb {
                 for c in c0..=c1 {
-                    let i = r as usize * cols + c as usize;
-                    let ground = Ground { height: heights[i], normal: normals[i] };
+                    let (bc, br) = (c as usize, (r - r0) as usize);
+                    let ground = Ground { height: heights.at(bc, br), normal: normals[br * cols + bc] };
                     out.push(match passes {
-                        PassSelection::Both => se.at_grid_post(&block, c, r, ground).into(),
+                        PassSelection::Both => {
+                            let res = se.at_grid_post(&block, c, r, ground);
+                            let p: ClassProbabilities = std::array::from_fn(|k| res.flora[k].probabilities());
+                            let post = PostSurface::from_result(&res, &p);
+                            if probabilities {
+                                probs.push(p);
+                            }
+                            post
+                        }
                         PassSelection::Shader => {
                             let s = se.shader_at_grid_post(&block, c, r, ground);
                             PostSurface { shader: s.family, splat: s.splat, ..Default::default() }
@@ -153,17 +258,23 @@ pub fn surface_results(grid: &Grid, heights: &[f32], normals: &[[f32; 3]], se: &
                     });
                 }
             }
-            ((c0, r0), out)
+            ((c0, ra, c1 - c0 + 1), out, probs)
         })
         .collect();
-    for ((c0, r0), out) in computed {
-        let w = ((c0 + BLOCK).min(grid.cols) - c0) as usize;
+    let mut results = vec![PostSurface::default(); n];
+    let mut all_probs: Vec<ClassProbabilities> = if probabilities { vec![Default::default(); n] } else { Vec::new() };
+    for ((c0, ra, w), out, probs) in computed {
+        let w = w as usize;
         for (k, res) in out.into_iter().enumerate() {
             let (dc, dr) = (k % w, k / w);
-            results[(r0 as usize + dr) * cols + c0 as usize + dc] = res;
+            results[(ra - r0) as usize * cols + dr * cols + c0 as usize + dc] = res;
+        }
+        for (k, p) in probs.into_iter().enumerate() {
+            let (dc, dr) = (k % w, k / w);
+            all_probs[(ra - r0) as usize * cols + dr * cols + c0 as usize + dc] = p;
         }
     }
-    results
+    BandResults { results, probabilities: probabilities.then_some(all_probs) }
 }
 
 /// The water surface height at every post of `grid`, row-major from the south, on the CPU

@@ -262,8 +262,14 @@ impl FloraStack {
     /// The most likely family and its probability; (0, 0) where no family can be placed.
     /// Ties go to the lower family id (deterministic).
     pub fn most_likely(&self) -> (i32, f32) {
-        self.probabilities().into_iter().fold((0, 0.0), |best, e| if e.1 > best.1 { e } else { best })
+        most_likely_of(&self.probabilities())
     }
+}
+
+/// The most likely family of a class's [`FloraStack::probabilities`] and its probability;
+/// (0, 0) where none can be placed; ties go to the lower family id.
+pub fn most_likely_of(probabilities: &[(i32, f32)]) -> (i32, f32) {
+    probabilities.iter().fold((0, 0.0), |best, &e| if e.1 > best.1 { e } else { best })
 }
 
 /// The flora / environment / colour / exclude / passable pass's result at a post.
@@ -469,6 +475,9 @@ struct SlopeNeighbourhood<'a> {
     gx: i64,
     gz: i64,
     traces: TraceSource<'a>,
+    /// The last 3×3 heights and their normal: FSLP layers with no height affector between
+    /// them read the same heights, and the normal is the costly part.
+    last: std::cell::Cell<Option<([[u32; 3]; 3], [f32; 3])>>,
 }
 
 /// Where a neighbourhood's traces come from.
@@ -578,7 +587,15 @@ impl SlopeNeighbourhood<'_> {
                 })
             }),
         };
-        normals::post_normal(normals::NormalMethod::Faces, &h, self.spacing, self.gx, self.gz)
+        let key = h.map(|row| row.map(f32::to_bits));
+        if let Some((k, n)) = self.last.get() {
+            if k == key {
+                return n;
+            }
+        }
+        let n = normals::post_normal(normals::NormalMethod::Faces, &h, self.spacing, self.gx, self.gz);
+        self.last.set(Some((key, n)));
+        n
     }
 }
 
@@ -781,7 +798,7 @@ impl SurfaceEvaluator {
             Some((block, frame)) => (frame, TraceSource::Block(block)),
             None => (PostFrame::free(x, z), TraceSource::Own(std::cell::OnceCell::new())),
         };
-        Some(SlopeNeighbourhood { plan: &self.all_plan, tile: &tiles.all, frame, spacing, gx, gz, traces })
+        Some(SlopeNeighbourhood { plan: &self.all_plan, tile: &tiles.all, frame, spacing, gx, gz, traces, last: std::cell::Cell::new(None) })
     }
 }
 

@@ -47,18 +47,25 @@ pub fn sub_post_grid(grid: &Grid, n: u32, c0: u32, r0: u32, cols: u32, rows: u32
 /// docs), row-major from the south. A post's sub-posts always lie in one block, so its value
 /// does not depend on how the grid is split.
 pub fn flora_supersampled(grid: &Grid, he: &HeightEvaluator, se: &SurfaceEvaluator, method: NormalMethod, n: u32) -> Vec<FloraChances> {
+    flora_supersampled_rows(grid, he, se, method, n, 0, grid.rows)
+}
+
+/// [`flora_supersampled`] at the posts of rows `r0..r0 + rows` only (a band of a streamed
+/// bake), row-major from the south.
+pub fn flora_supersampled_rows(grid: &Grid, he: &HeightEvaluator, se: &SurfaceEvaluator, method: NormalMethod, n: u32, r0: u32, rows: u32) -> Vec<FloraChances> {
     let n = n.max(1);
     let side = (SUB_BLOCK / n).max(1);
-    let blocks: Vec<(u32, u32)> = (0..grid.rows).step_by(side as usize).flat_map(|r| (0..grid.cols).step_by(side as usize).map(move |c| (c, r))).collect();
+    let end = r0 + rows;
+    let blocks: Vec<(u32, u32)> = (r0..end).step_by(side as usize).flat_map(|r| (0..grid.cols).step_by(side as usize).map(move |c| (c, r))).collect();
     let computed: Vec<Vec<FloraChances>> = blocks
         .par_iter()
-        .map(|&(c0, r0)| block_chances(grid, he, se, method, n, c0, r0, side.min(grid.cols - c0), side.min(grid.rows - r0)))
+        .map(|&(c0, br)| block_chances(grid, he, se, method, n, c0, br, side.min(grid.cols - c0), side.min(end - br)))
         .collect();
-    let mut out = vec![FloraChances::default(); grid.len()];
-    for (&(c0, r0), block) in blocks.iter().zip(computed) {
+    let mut out = vec![FloraChances::default(); grid.cols as usize * rows as usize];
+    for (&(c0, br), block) in blocks.iter().zip(computed) {
         let cols = side.min(grid.cols - c0) as usize;
         for (k, chances) in block.into_iter().enumerate() {
-            out[(r0 as usize + k / cols) * grid.cols as usize + c0 as usize + k % cols] = chances;
+            out[((br - r0) as usize + k / cols) * grid.cols as usize + c0 as usize + k % cols] = chances;
         }
     }
     out

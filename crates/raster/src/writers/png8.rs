@@ -1,0 +1,169 @@
+//! 8-bit PNG maps (grey, RGB, RGBA) streamed row by row from a [`ByteRows`] source: the
+//! surface maps of a streamed bake (normals, splat weights, colour, masks, the preview), whose
+//! rows arrive band by band while later bands compute. The image data is filtered per row
+//! (the smallest of Sub, Up and Paeth by the sum of absolute differences, libpng's heuristic)
+//! and deflated in parallel jobs joined into one zlib stream, as `png16` does; the whole image
+//! is never held.
+
+use std::io::{self, Write};
+use std::ops::Range;
+use std::path::Path;
+
+use sha2::Digest;
+
+use super::png16::write_idat_rows;
+use crate::fsutil::write_atomic_with;
+use crate::{hex, HashingWriter, WrittenFile};
+
+/// zlib level of the 8-bit maps: fast (the maps are noisy; see `png16` for the measurements).
+const LEVEL: u32 = 2;
+
+/// The rows of an 8-bit image, file row 0 being the north edge.
+pub trait ByteRows: Sync {
+    fn width(&self) -> u32;
+    fn height(&self) -> u32;
+    /// Samples per pixel: 1 grey, 3 RGB, 4 RGBA.
+    fn channels(&self) -> u32;
+    /// File rows `rows` into `out` (`rows.len() · width · channels` bytes, north row first).
+    fn read_rows(&self, rows: Range<u32>, out: &mut [u8]) -> io::Result<()>;
+    /// Block until file rows `0..bottom` can be read (sources a bake is still filling).
+    fn wait_rows(&self, _bottom: u32) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// An image held in memory, north row first.
+pub struct MemRows<'a> {
+    pub width: u32,
+    pub height: u32,
+    pub channels: u32,
+    pub data: &'a [u8],
+}
+
+impl ByteRows for MemRows<'_> {
+    fn width(&self) -> u32 {
+        self.width
+    }
+    fn height(&self) -> u32 {
+        self.height
+    }
+    fn channels(&self) -> u32 {
+        self.channels
+    }
+    fn read_rows(&self, rows: Range<u32>, out: &mut [u8]) -> io::Result<()> {
+        let stride = (self.width * self.channels) as usize;
+        out.copy_from_slice(&self.data[rows.start as usize * stride..rows.end as usize * stride]);
+        Ok(())
+    }
+}
+
+/// Write `src` as an 8-bit PNG at `path` (atomically); `format` names it in the manifest
+/// (`png8`, `png-rgb8`, `png-rgba8`).
+pub fn write_png8_from(path: &Path, src: &dyn ByteRows) -> io::Result<WrittenFile> {
+    let (width, height, channels) = (src.width(), src.height(), src.channels());
+    let color = match channels {
+        1 => png::ColorType::Grayscale,
+        2 => png::ColorType::GrayscaleAlpha,
+        3 => png::ColorType::Rgb,
+        4 => png::ColorType::Rgba,
+        n => return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{n} channels: a PNG has 1 to 4"))),
+    };
+    if width == 0 || height == 0 {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "an image needs at least one pixel"));
+    }
+    let row_bytes = width as usize * channels as usize;
+    let mut result: Option<(u64, String)> = None;
+    write_atomic_with(path, |w| {
+        let mut hw = HashingWriter::new(w);
+        {
+            let mut enc = png::Encoder::new(&mut hw, width, height);
+            enc.set_color(color);
+            enc.set_depth(png::BitDepth::Eight);
+            enc.add_text_chunk("Software".to_string(), concat!("trnbake ", env!("CARGO_PKG_VERSION")).to_string()).map_err(io::Error::other)?;
+            let mut writer = enc.write_header().map_err(io::Error::other)?;
+            let filtered = |rows: Range<u32>| filtered_rows(src, rows, channels as usize, row_bytes);
+            write_idat_rows(&mut writer, height, row_bytes, LEVEL, &|_, bottom| src.wait_rows(bottom), &filtered)?;
+            writer.finish().map_err(io::Error::other)?;
+        }
+        hw.flush()?;
+        result = Some((hw.bytes, hex(&hw.hasher.finalize())));
+        Ok(())
+    })?;
+    let (bytes, sha256) = result.ok_or_else(|| io::Error::other("png writer produced no result"))?;
+    Ok(WrittenFile::new(path, bytes, sha256, match channels {
+        1 => "png8",
+        3 => "png-rgb8",
+        _ => "png-rgba8",
+    }))
+}
+
+/// The filtered scanlines of file rows `rows`: each row's filter byte, then the row filtered
+/// against the row above it (zeros above the first row, as PNG defines).
+fn filtered_rows(src: &dyn ByteRows, rows: Range<u32>, bpp: usize, row_bytes: usize) -> io::Result<Vec<u8>> {
+    let with_above = rows.start.saturating_sub(1)..rows.end;
+    let mut block = vec![0u8; with_above.len() * row_bytes];
+    src.read_rows(with_above.clone(), &mut block)?;
+    let zeros = vec![0u8; row_bytes];
+    let mut out = Vec::with_capacity(rows.len() * (row_bytes + 1));
+    let mut candidates = [vec![0u8; row_bytes], vec![0u8; row_bytes], vec![0u8; row_bytes]];
+    for r in rows.clone() {
+        let at = (r - with_above.start) as usize * row_bytes;
+        let cur = &block[at..at + row_bytes];
+        let above = if r == 0 { &zeros[..] } else { &block[at - row_bytes..at] };
+        let best = filter_row(cur, above, bpp, &mut candidates);
+        out.push(FILTER_TYPES[best]);
+        out.extend_from_slice(&candidates[best]);
+    }
+    Ok(out)
+}
+
+/// PNG filter types of [`filter_row`]'s candidates: Sub, Up, Paeth.
+const FILTER_TYPES: [u8; 3] = [1, 2, 4];
+
+/// Fill `out` with the row filtered by each of [`FILTER_TYPES`] and return the index of the
+/// one with the smallest sum of absolute values.
+fn filter_row(cur: &[u8], above: &[u8], bpp: usize, out: &mut [Vec<u8>; 3]) -> usize {
+    let left = |i: usize, row: &[u8]| if i >= bpp { row[i - bpp] } else { 0 };
+    let mut cost = [0u64; 3];
+    for i in 0..cur.len() {
+        let (a, b, c) = (left(i, cur), above[i], left(i, above));
+        let paeth = {
+            let p = i16::from(a) + i16::from(b) - i16::from(c);
+            let (pa, pb, pc) = ((p - i16::from(a)).abs(), (p - i16::from(b)).abs(), (p - i16::from(c)).abs());
+            if pa <= pb && pa <= pc { a } else if pb <= pc { b } else { c }
+        };
+        for (k, pred) in [a, b, paeth].into_iter().enumerate() {
+            let v = cur[i].wrapping_sub(pred);
+            out[k][i] = v;
+            cost[k] += u64::from((v as i8).unsigned_abs());
+        }
+    }
+    (0..3).min_by_key(|&k| cost[k]).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_channel_count_reads_back_as_written() {
+        let dir = std::env::temp_dir().join(format!("trnbake-png8-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for channels in [1u32, 3, 4] {
+            // 300 × 700 pixels: several parallel deflate jobs; noise and smooth runs mixed.
+            let (w, h) = (300u32, 700u32);
+            let data: Vec<u8> = (0..w * h * channels).map(|i| if i % 7 < 3 { (i * 2654435761u32 >> 24) as u8 } else { (i / 97) as u8 }).collect();
+            let path = dir.join(format!("c{channels}.png"));
+            let wf = write_png8_from(&path, &MemRows { width: w, height: h, channels, data: &data }).unwrap();
+            let img = image::open(&path).unwrap();
+            let back = match channels {
+                1 => img.into_luma8().into_raw(),
+                3 => img.into_rgb8().into_raw(),
+                _ => img.into_rgba8().into_raw(),
+            };
+            assert_eq!(back, data, "{channels} channels");
+            assert_eq!(wf.bytes, std::fs::metadata(&path).unwrap().len());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
