@@ -65,6 +65,8 @@ fn walk_point(start: u32, end: u32, x: f32, z: f32) {
                 break;
             }
         }
+        // A pure group (no boundaries, filters or affectors) arrives without invert flags:
+        // the plan builder applies swg-trn §5.3's amended reading for both twins.
         if ((layer.flags & LAYER_INVERT_BOUNDARIES) != 0u) {
             amount = 1.0 - amount;
         }

@@ -401,6 +401,7 @@ pub fn bake_pipeline(args: &crate::cli::BakeArgs, quiet: bool) -> Result<trnbake
     request.surface = args.surface.options();
     request.normals = args.surface.normals;
     request.maps = args.maps.clone();
+    request.flora_supersample = args.flora_supersample;
     request.export = export_choice(&args.export)?;
     request.backend = args.backend;
     request.adapter_filter = args.adapter.clone();

@@ -33,6 +33,9 @@ pub struct BakeRequest {
     pub height: HeightOptions,
     pub surface: SurfaceOptions,
     pub normals: NormalMethod,
+    /// Flora maps from the mean over N × N sub-posts of each post's square (1: the post
+    /// alone); see [`SurfaceMapsJob::flora_supersample`].
+    pub flora_supersample: u32,
     /// West, south, east, north (world metres); `None`: the whole map.
     pub region: Option<[f64; 4]>,
     /// Metres between posts; `None`: the file's pole spacing.
@@ -90,6 +93,7 @@ impl BakeRequest {
             height: HeightOptions::default(),
             surface: SurfaceOptions::default(),
             normals: NormalMethod::default(),
+            flora_supersample: 1,
             region: None,
             spacing: None,
             tile: None,
@@ -199,6 +203,7 @@ impl BakeRequest {
             surface,
             maps,
             normals: self.normals,
+            flora_supersample: self.flora_supersample.max(1),
             citation: format!("SWG {} local metres", self.name),
             tiff: self.export.tiff,
             band_rows: self.band_rows,

@@ -32,6 +32,7 @@ use trnbake_swg::plan::FLORA_CLASSES;
 use trnbake_swg::surface::grid::{band_apron_heights, band_normals, band_results, evaluate, ClassProbabilities, HeightsView, PassSelection, PostSurface, SurfaceGrid};
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::smap::smap_chunks;
+use trnbake_swg::surface::supersample::flora_supersampled_rows;
 use trnbake_swg::surface::SurfaceEvaluator;
 use trnbake_swg::water::WaterTables;
 
@@ -92,6 +93,10 @@ pub struct SurfaceMapsJob {
     pub tiff: GeoTiffOptions,
     /// Rows a band; `None`: [`SurfaceMapsJob::band_rows`] of the grid's width.
     pub band_rows: Option<u32>,
+    /// Flora maps read the mean over N × N sub-posts of each post's square (`bake
+    /// --flora-supersample N`, on the CPU: [`trnbake_swg::surface::supersample`]); 1 reads
+    /// the post alone.
+    pub flora_supersample: u32,
 }
 
 /// What [`SurfaceMapsJob::stream`] wrote, and how.
@@ -242,7 +247,7 @@ impl SurfaceMapsJob {
             h.update((ramps.len() as u64).to_le_bytes());
             h.update(&ramps);
         }
-        h.update(format!("{:?}|{:?}|{:?}|{}|v1", se.opts, self.normals, self.layout(), self.citation).as_bytes());
+        h.update(format!("{:?}|{:?}|{:?}|{}|{}|v1", se.opts, self.normals, self.layout(), self.citation, self.flora_supersample).as_bytes());
         trnbake_raster::hex(&h.finalize())
     }
 
@@ -361,6 +366,20 @@ impl SurfaceMapsJob {
                 timing.passes_seconds += t.elapsed().as_secs_f64();
                 (normals, results, probabilities)
             }
+        };
+        // Coarse flora maps from each post's square (issue #27): the chances of its sub-posts.
+        let flora_maps = ["flora", "flora_families", "scatter"].iter().any(|m| self.want(m));
+        let (results, probabilities) = if self.flora_supersample > 1 && flora_maps {
+            let t = Instant::now();
+            let chances = flora_supersampled_rows(grid, inputs.height_evaluator, se, self.normals, self.flora_supersample, r0, rows);
+            let mut results = results;
+            for (r, c) in results.iter_mut().zip(&chances) {
+                r.flora = std::array::from_fn(|k| trnbake_swg::fidelity::most_likely(&c[k]));
+            }
+            timing.passes_seconds += t.elapsed().as_secs_f64();
+            (results, set.layout.probabilities.then_some(chances))
+        } else {
+            (results, probabilities)
         };
         let t = Instant::now();
         let needs_water = set.layout.planes.iter().any(|p| matches!(p, Plane::WaterLevel | Plane::WaterMask | Plane::Preview));

@@ -527,7 +527,7 @@ pub fn pimp_cell_chances(_t: &Terrain, surface: &crate::surface::SurfaceEvaluato
 /// The most likely family of sorted chances and its probability; (0, 0) for none. Ties go
 /// to the lower id.
 pub fn most_likely(chances: &[(i32, f32)]) -> (i32, f32) {
-    chances.iter().fold((0, 0.0f32), |best, e| if e.1 > best.1 { *e } else { best })
+    crate::surface::most_likely_of(chances)
 }
 
 /// Evaluate `n` random cells of the PIMP grid (seeded) with the surface passes over the
@@ -581,6 +581,42 @@ pub fn pimp_predictions(
             .par_iter()
             .map(|&(col, row)| {
                 let chances = pimp_cell_chances(t, surface, &pimp_cell_posts(t, heights, normals, sampling, col, row));
+                let (family, p) = most_likely(&chances);
+                CellPrediction { col, row, chances, family, p, truth: pimp.get(col, row).unwrap_or(0) }
+            })
+            .collect(),
+    )
+}
+
+/// The PIMP check of a flora map baked at PIMP's own spacing with its posts on the cell
+/// centres (issue #27 part 3): each cell's chances are those of its post under
+/// `bake --flora-supersample N` ([`crate::surface::supersample`]: the mean over N × N
+/// sub-posts of the cell; N = 1 reads the post alone, with normals and slopes from the
+/// neighbouring posts one cell away, as a coarse bake has them). `None` without PIMP.
+pub fn pimp_map_predictions(
+    t: &Terrain,
+    heights: &HeightEvaluator,
+    surface: &crate::surface::SurfaceEvaluator,
+    normals: crate::surface::normals::NormalMethod,
+    supersample: u32,
+    choice: PimpCells,
+) -> Option<Vec<CellPrediction>> {
+    use rayon::prelude::*;
+    let pimp = t.flora_map.as_ref()?;
+    let (w, hgt) = (pimp.control.width, pimp.control.height);
+    if w == 0 || hgt == 0 {
+        return None;
+    }
+    let cell = f64::from(t.header.map_width) / f64::from(w);
+    let half = f64::from(t.header.map_width) * 0.5;
+    Some(
+        choice
+            .list(w, hgt)
+            .par_iter()
+            .map(|&(col, row)| {
+                let centre = |i: u32| -half + (f64::from(i) + 0.5) * cell;
+                let post = crate::eval::Grid { x0: centre(col), z0: centre(row), spacing: cell, cols: 1, rows: 1 };
+                let [chances, ..] = crate::surface::supersample::flora_supersampled(&post, heights, surface, normals, supersample).swap_remove(0);
                 let (family, p) = most_likely(&chances);
                 CellPrediction { col, row, chances, family, p, truth: pimp.get(col, row).unwrap_or(0) }
             })

@@ -68,6 +68,8 @@ pub fn walk_point<S: PassState>(plan: &BakePlan, tile: &TileList, x: f32, z: f32
                 break;
             }
         }
+        // A pure group (no boundaries, filters or affectors) arrives without invert flags:
+        // the plan builder applies swg-trn §5.3's amended reading for both twins.
         if layer.flags & LAYER_INVERT_BOUNDARIES != 0 {
             amount = 1.0 - amount;
         }

@@ -56,6 +56,17 @@ fn is_pass_affector(kind: &RuleKind, pass: Pass, opts: &HeightOptions) -> bool {
     }
 }
 
+/// Whether `layer` is a pure group: no enabled boundaries, filters or affectors, only child
+/// layers. swg-trn §5.3 "Points to note" (amended, turn 3, PSWG's reading): such a layer passes
+/// amount 1 to its children whatever its invert flags, where CORE3's `1 − 1 = 0` would silence
+/// its whole subtree. Judged on the file's rules, not on what one pass keeps: an affector of
+/// another pass (a shader affector in the height plan) still makes the layer an ordinary one,
+/// so every pass reads the layer alike. Raw items (rules of unknown versions) are never
+/// evaluated, so they do not count.
+fn is_group_only(layer: &Layer) -> bool {
+    !layer.rules().any(|r| r.enabled.get())
+}
+
 fn subtree_has_affector(layer: &Layer, pass: Pass, opts: &HeightOptions) -> bool {
     layer.enabled.get()
         && (layer.rules().any(|r| r.enabled.get() && is_pass_affector(&r.kind, pass, opts))
@@ -93,10 +104,14 @@ impl Builder<'_> {
             affector_start: self.plan.affectors.len() as u32,
             ..Default::default()
         };
-        if layer.invert_boundaries.get() {
+        // A pure group's invert flags are dropped here rather than in the walks, so the CPU
+        // walks and their WGSL twins read the amended §5.3 alike: with no boundaries and no
+        // filters the amount is 1 before inversion, and stays 1.
+        let group = is_group_only(layer);
+        if layer.invert_boundaries.get() && !group {
             rec.flags |= LAYER_INVERT_BOUNDARIES;
         }
-        if layer.invert_filters.get() {
+        if layer.invert_filters.get() && !group {
             rec.flags |= LAYER_INVERT_FILTERS;
         }
         let mut own = EMPTY;

@@ -7,6 +7,7 @@ pub mod explain;
 pub mod grid;
 pub mod normals;
 pub mod smap;
+pub mod supersample;
 
 use crate::eval::affector::{height_operation, road_hit};
 use crate::eval::feather::feathered_range;
