@@ -39,6 +39,7 @@ pub mod error;
 pub use error::{Error, Result};
 pub mod golden;
 pub mod surface_maps;
+mod engine_splat;
 mod surface_bands;
 mod request;
 pub use request::{BakeRequest, Pipeline};
@@ -471,6 +472,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             height_evaluator: evaluator,
             gpu: gpu.as_ref(),
             quiet: job.quiet,
+            export: report.export.as_ref(),
         };
         let out = maps.stream(&inputs)?;
         report.outputs.extend(out.files);
