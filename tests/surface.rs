@@ -180,3 +180,94 @@ fn flora_family_maps_and_scatter_follow_the_probabilities() {
     std::fs::remove_dir_all(&out).unwrap();
     std::fs::remove_dir_all(&again).unwrap();
 }
+
+/// Bakes the demo at 16 m (257 posts a side) with `args`; returns the folder and stderr.
+fn bake_demo(name: &str, args: &[&str]) -> (std::path::PathBuf, String) {
+    let out = std::env::temp_dir().join(format!("trnbake-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_trnbake"))
+        .args(["bake", "--backend", "cpu", "--spacing", "16", "--maps", "splat", "-o"])
+        .arg(&out)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (out, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+fn json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Issue #25 item 3: `splat_preview.png` shows a post of one family in that family's legend
+/// colour; `--preset unreal` writes one grey weightmap per family the size of its heightmap
+/// (256 posts: the demo's 257 resampled), `--preset unity` RGBA alphamaps at heightmap − 1
+/// texels; the layers of every pixel sum to 0 or 255, in the legend's order; Godot gets none.
+#[test]
+fn engine_splat_maps_match_the_preset_heightmaps() {
+    let (out, _) = bake_demo("splat-unreal", &["--preset", "unreal"]);
+    let legend = json(&out.join("splat_legend.json"));
+    let legend = legend["channels"].as_array().unwrap();
+    // Preview: a post wholly of one family is that family's colour.
+    let (_, splat) = read_png(&out.join("splat_0.png"));
+    let (info, preview) = read_png(&out.join("splat_preview.png"));
+    assert_eq!((info.width, info.height, info.color_type), (257, 257, png::ColorType::Rgb));
+    let mut pure = vec![false; legend.len()];
+    for (px, rgb) in splat.chunks(4).zip(preview.chunks(3)) {
+        if let Some(ch) = px.iter().position(|&v| v == 255) {
+            let color: Vec<u8> = legend[ch]["color"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u8).collect();
+            assert_eq!(rgb, &color[..], "a post of family {} alone", legend[ch]["family_id"]);
+            pure[ch] = true;
+        } else if px.iter().all(|&v| v == 0) {
+            assert_eq!(rgb, [0, 0, 0]);
+        }
+    }
+    assert!(pure.iter().any(|&p| p), "some post has one family alone");
+
+    // Unreal: one weightmap per legend family, in legend order, the heightmap's size.
+    let heightmap = json(&out.join("manifest.json"))["export"]["grid"]["cols"].as_u64().unwrap() as u32;
+    assert_eq!(heightmap, 256, "Unreal's largest size below 257");
+    let layers = json(&out.join("splat_unreal_layers.json"));
+    let layers = layers["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), legend.len());
+    let mut maps = Vec::new();
+    for (l, c) in layers.iter().zip(legend) {
+        assert_eq!((&l["family_id"], &l["name"]), (&c["family_id"], &c["name"]));
+        let (info, data) = read_png(&out.join(l["file"].as_str().unwrap()));
+        assert_eq!((info.width, info.height, info.color_type), (heightmap, heightmap, png::ColorType::Grayscale));
+        maps.push(data);
+    }
+    let mut shaded = 0;
+    for i in 0..maps[0].len() {
+        let sum: u32 = maps.iter().map(|m| u32::from(m[i])).sum();
+        assert!(sum == 0 || sum == 255, "Unreal layers sum to {sum}");
+        shaded += usize::from(sum == 255);
+    }
+    assert!(shaded > maps[0].len() / 2, "most posts carry a shader");
+    std::fs::remove_dir_all(&out).unwrap();
+
+    // Unity: RGBA alphamaps of 4 layers, 2^n texels for a 2^n + 1 heightmap.
+    let (out, _) = bake_demo("splat-unity", &["--preset", "unity"]);
+    let meta = json(&out.join("splat_unity.json"));
+    let manifest = json(&out.join("manifest.json"));
+    assert_eq!(meta["heightmap_resolution"], 257);
+    assert_eq!(meta["alphamap_resolution"], 256);
+    assert_eq!(meta["terrain_size_m"], manifest["export"]["engine"]["terrain_size_m"]);
+    let names: Vec<&serde_json::Value> = legend.iter().map(|c| &c["name"]).collect();
+    assert_eq!(meta["layers"].as_array().unwrap().iter().collect::<Vec<_>>(), names);
+    let images = meta["alphamaps"].as_array().unwrap();
+    assert_eq!(images.len(), legend.len().div_ceil(4));
+    let (info, alpha) = read_png(&out.join(images[0]["file"].as_str().unwrap()));
+    assert_eq!((info.width, info.height, info.color_type), (256, 256, png::ColorType::Rgba));
+    for px in alpha.chunks(4) {
+        let sum: u32 = px.iter().map(|&v| u32::from(v)).sum();
+        assert!(sum == 0 || sum == 255, "Unity layers sum to {sum}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+
+    // Godot: nothing, and a note saying so.
+    let (out, err) = bake_demo("splat-godot", &["--preset", "godot"]);
+    assert!(err.contains("no godot splat maps"), "{err}");
+    assert!(std::fs::read_dir(&out).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().contains("godot")));
+    std::fs::remove_dir_all(&out).unwrap();
+}

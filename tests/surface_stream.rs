@@ -213,7 +213,10 @@ fn streamed_maps_decode_to_the_whole_grid_values() {
         let Some(trn) = common::real_file(&format!("terrain/{planet}.trn")) else { return };
         let out = tmp(&format!("values-{planet}"));
         bake(&trn, &out, &["--spacing", "8", "--maps", "height,normals,splat,flora,water,env,color,exclude,smap,preview"]);
-        let got: BTreeMap<String, String> = hashes(&out).keys().filter(|n| n.ends_with(".tif") || n.ends_with(".png")).map(|n| (n.clone(), values_digest(&out.join(n)))).collect();
+        // splat_preview.png is newer than that version (issue #25); it is a function of the
+        // splat bytes pinned here.
+        let pinned = |n: &&String| (n.ends_with(".tif") || n.ends_with(".png")) && n.as_str() != "splat_preview.png";
+        let got: BTreeMap<String, String> = hashes(&out).keys().filter(pinned).map(|n| (n.clone(), values_digest(&out.join(n)))).collect();
         let want: BTreeMap<String, String> = expected.iter().map(|(n, d)| (n.to_string(), d.to_string())).collect();
         assert_eq!(got, want, "{planet} at 8 m");
         std::fs::remove_dir_all(out).unwrap();

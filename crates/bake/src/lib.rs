@@ -41,6 +41,7 @@ pub mod golden;
 pub mod progress;
 pub mod shard;
 pub mod surface_maps;
+mod engine_splat;
 mod surface_bands;
 mod request;
 pub use request::{BakeRequest, Pipeline};
@@ -459,6 +460,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             height_evaluator: evaluator,
             gpu: gpu.as_ref(),
             quiet: job.quiet,
+            export: report.export.as_ref(),
         };
         let out = maps.stream(&inputs)?;
         report.outputs.extend(out.files);

@@ -25,6 +25,7 @@ use trnbake_gpu::{GpuContext, GpuError};
 use trnbake_raster::writers::geotiff::{write_geotiff_from, GeoTiffOptions, TiffSample};
 use trnbake_raster::writers::png16::{write_png16_from, Png16Options};
 use trnbake_raster::writers::png8::{write_png8_from, ByteRows, MemRows};
+use trnbake_raster::writers::set::ExportSummary;
 use trnbake_raster::{HeightSource, WrittenFile};
 use trnbake_swg::eval::{Grid, HeightEvaluator};
 use trnbake_swg::model::Terrain;
@@ -179,6 +180,9 @@ pub struct StreamInputs<'a> {
     pub height_evaluator: &'a HeightEvaluator,
     pub gpu: Option<&'a GpuContext>,
     pub quiet: bool,
+    /// The height export already written (its preset, resampled grid, tiles and engine
+    /// settings): the engine splat maps match its heightmap.
+    pub export: Option<&'a ExportSummary>,
 }
 
 impl SurfaceMapsJob {
@@ -633,6 +637,9 @@ impl SurfaceMapsJob {
                 }
             }
             files.push(write_json(&dir.join("splat_legend.json"), &serde_json::json!({ "channels": legend, "weights": "per post, summing to 255 where a shader applies" }))?);
+            // Something to look at, and the engines' own packings of the same weights.
+            files.push(crate::engine_splat::write_preview(dir, set, generator)?);
+            files.extend(crate::engine_splat::write_engine_maps(dir, set, &families, generator, inputs.export, inputs.quiet)?);
             out.push((order::SPLAT + 1, files));
         }
         if self.want("flora") {
@@ -733,7 +740,7 @@ struct PlaneRows<'a> {
 }
 
 /// Grid rows (south first) of file rows `rows` (north first).
-fn grid_rows_of(grid: &Grid, rows: &std::ops::Range<u32>) -> (u32, u32) {
+pub(crate) fn grid_rows_of(grid: &Grid, rows: &std::ops::Range<u32>) -> (u32, u32) {
     (grid.rows - rows.end, rows.len() as u32)
 }
 
@@ -790,12 +797,23 @@ impl ByteRows for SplatRows<'_> {
         for (dst, src) in out.chunks_exact_mut(cols * 4).zip(splat.chunks_exact(cols * size).rev()) {
             for (px, post) in dst.chunks_exact_mut(4).zip(src.chunks_exact(size)) {
                 for (ch, family) in self.channels.iter().enumerate() {
-                    px[ch] = family.and_then(|f| (0..4).find(|&k| post[k * 4..k * 4 + 4] == f.to_le_bytes()).map(|k| post[16 + k])).unwrap_or(0);
+                    px[ch] = family.map_or(0, |f| splat_weight(post, f));
                 }
             }
         }
         Ok(())
     }
+}
+
+/// The pairs (family, byte) of one post of the Splat plane (4 family ids, then 4 bytes; id 0:
+/// unused slot).
+pub(crate) fn splat_pairs(post: &[u8]) -> impl Iterator<Item = (i32, u8)> + '_ {
+    (0..4).map(|k| (i32::from_le_bytes([post[k * 4], post[k * 4 + 1], post[k * 4 + 2], post[k * 4 + 3]]), post[16 + k])).filter(|p| p.0 != 0)
+}
+
+/// The byte of `family` at one post of the Splat plane (0 where the post lacks it).
+fn splat_weight(post: &[u8], family: i32) -> u8 {
+    splat_pairs(post).find(|p| p.0 == family).map_or(0, |p| p.1)
 }
 
 /// One flora family's probability per post, from the band checkpoints' probabilities.
@@ -865,8 +883,17 @@ pub fn splat_bytes(r: &PostSurface, families: &[i32]) -> Vec<u8> {
         .iter()
         .map(|f| r.splat.iter().filter(|e| e.0 == *f).map(|e| e.1).sum::<f32>() / total * 255.0)
         .collect();
+    largest_remainder_bytes(&shares, &mut out);
+    out
+}
+
+/// Bytes of `shares` (non-negative, summing to 255) that sum to exactly 255: each share's
+/// floor, then one more for the largest remainders (ties to the first), so no rounding
+/// leaves a post with 254 or 256. Shared by the splat plane and the engine splat maps
+/// resampled from it.
+pub fn largest_remainder_bytes(shares: &[f32], out: &mut [u8]) {
     let mut given = 0u32;
-    for (o, s) in out.iter_mut().zip(&shares) {
+    for (o, s) in out.iter_mut().zip(shares) {
         *o = s.floor() as u8;
         given += u32::from(*o);
     }
@@ -875,7 +902,6 @@ pub fn splat_bytes(r: &PostSurface, families: &[i32]) -> Vec<u8> {
     for &k in order.iter().take(255u32.saturating_sub(given) as usize) {
         out[k] += 1;
     }
-    out
 }
 
 /// A hillshade value in [0, 1] for a unit normal: light from the north-west at 45°.
@@ -966,7 +992,7 @@ fn write_smap(outdir: &Path, g: &Grid, he: &HeightEvaluator) -> crate::Result<Ve
     Ok(vec![png, write_json(&outdir.join("smap.json"), &meta)?])
 }
 
-fn write_json(path: &Path, v: &serde_json::Value) -> crate::Result<WrittenFile> {
+pub(crate) fn write_json(path: &Path, v: &serde_json::Value) -> crate::Result<WrittenFile> {
     trnbake_raster::fsutil::write_atomic(path, serde_json::to_string_pretty(v)?.as_bytes())?;
     Ok(WrittenFile::of_file(path, "json")?)
 }

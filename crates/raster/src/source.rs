@@ -301,7 +301,14 @@ impl<'a> Resampled<'a> {
 /// Lower input index and weight of the upper one for output index `i` (`n_in` ≥ 2 posts).
 #[inline]
 fn bracket(i: u32, step: f64, n_in: u32) -> (u32, f64) {
-    let u = f64::from(i) * step;
+    bracket_at(f64::from(i) * step, n_in)
+}
+
+/// Lower input post and weight of the upper one at input coordinate `u` (in posts, `n_in` ≥ 2
+/// posts): the bilinear rule of [`Resampled`], public so that maps resampled alongside a
+/// preset's heightmap (the engine splat maps) put their posts where the heights are.
+#[inline]
+pub fn bracket_at(u: f64, n_in: u32) -> (u32, f64) {
     let i0 = (u.floor() as u32).min(n_in - 2);
     (i0, (u - f64::from(i0)).clamp(0.0, 1.0))
 }
