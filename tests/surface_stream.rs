@@ -278,3 +278,26 @@ const DATHOMIR_8M: &[(&str, &str)] = &[
     ("water_height.tif", "2baaf8f621195c1224456aef74fbc3af8e055dd2eef8f6763cbbf1c9ca27b528"),
     ("water_mask.png", "0e12c24293991173d04b03c02c55c4c63681ca3ecb714941751c148de8ee50b7"),
 ];
+
+/// The GPU backend streams the same bands: the demo baked on the GPU in 128-row bands (three
+/// of them, the GPU's tiles cut at each band) writes the CPU's files byte for byte (lavapipe).
+#[test]
+fn gpu_bands_write_the_cpu_files() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let (gpu, cpu) = (tmp("bands-gpu"), tmp("bands-cpu"));
+    let run = |backend: &str, out: &Path| {
+        let o = trnbake().args(["bake", "--backend", backend, "-q", "--spacing", "16", "--band-rows", "128", "--maps", "height,normals,splat,flora,water,env,color,exclude,preview", "-o"]).arg(out).output().unwrap();
+        assert!(o.status.success(), "{backend}: {}", String::from_utf8_lossy(&o.stderr));
+        let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+        assert_eq!(m["surface_maps_backend"], backend);
+        assert_eq!(m["timing"]["surface"]["bands_computed"], 3, "{}", m["timing"]);
+    };
+    run("gpu", &gpu);
+    run("cpu", &cpu);
+    assert_eq!(hashes(&gpu), hashes(&cpu));
+    for d in [gpu, cpu] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}

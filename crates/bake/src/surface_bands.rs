@@ -150,6 +150,10 @@ pub fn bands_north_first(grid: &Grid, rows: u32) -> Vec<(u32, u32)> {
     out
 }
 
+/// A band's probabilities of one flora class: the families a post, then every post's
+/// (family, probability) entries in post order.
+pub type BandProbabilities = (Vec<u16>, Vec<(i32, f32)>);
+
 /// The band files of a bake and which of them are finished, shared by the band computation
 /// and the map writers (which wait in [`BandSet::wait_north_rows`]).
 pub struct BandSet {
@@ -246,7 +250,7 @@ impl BandSet {
 
     /// Every family's probability per post of band (r0, rows) for flora class `class`:
     /// (count a post, entries).
-    pub fn read_probabilities(&self, r0: u32, rows: u32, class: usize, meta: &BandMeta) -> io::Result<(Vec<u16>, Vec<(i32, f32)>)> {
+    pub fn read_probabilities(&self, r0: u32, rows: u32, class: usize, meta: &BandMeta) -> io::Result<BandProbabilities> {
         let posts = self.grid.cols as usize * rows as usize;
         let path = self.path(r0, rows);
         let file = std::fs::File::open(&path)?;

@@ -152,7 +152,7 @@ mod tests {
         for channels in [1u32, 3, 4] {
             // 300 × 700 pixels: several parallel deflate jobs; noise and smooth runs mixed.
             let (w, h) = (300u32, 700u32);
-            let data: Vec<u8> = (0..w * h * channels).map(|i| if i % 7 < 3 { (i * 2654435761u32 >> 24) as u8 } else { (i / 97) as u8 }).collect();
+            let data: Vec<u8> = (0..w * h * channels).map(|i| if i % 7 < 3 { (i.wrapping_mul(2654435761u32) >> 24) as u8 } else { (i / 97) as u8 }).collect();
             let path = dir.join(format!("c{channels}.png"));
             let wf = write_png8_from(&path, &MemRows { width: w, height: h, channels, data: &data }).unwrap();
             let img = image::open(&path).unwrap();

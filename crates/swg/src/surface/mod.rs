@@ -477,7 +477,7 @@ struct SlopeNeighbourhood<'a> {
     traces: TraceSource<'a>,
     /// The last 3×3 heights and their normal: FSLP layers with no height affector between
     /// them read the same heights, and the normal is the costly part.
-    last: std::cell::Cell<Option<([[u32; 3]; 3], [f32; 3])>>,
+    last: std::cell::Cell<Option<LastNormal>>,
 }
 
 /// Where a neighbourhood's traces come from.
@@ -514,6 +514,9 @@ impl PostFrame {
         (self.x0 + (self.col + dx) as f32 * spacing, self.z0 + (self.row + dz) as f32 * spacing)
     }
 }
+
+/// The bits of a 3×3 neighbourhood's heights and the unit normal they give.
+type LastNormal = ([[u32; 3]; 3], [f32; 3]);
 
 /// The heights a height-pass walk (FSLP, FDIR and FSHD are 0, only height affectors act)
 /// had on first reaching a layer at or after each FSLP layer of the plan: slot k holds the
