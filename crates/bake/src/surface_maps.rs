@@ -230,7 +230,7 @@ impl SurfaceMapsJob {
 
     /// Rows a band of a grid `cols` posts wide: the job's own choice rounded up to a multiple
     /// of the culling block (so bands cull exactly as the whole grid), else about
-    /// [`BAND_POSTS`] posts.
+    /// 2 M posts (`BAND_POSTS`).
     pub fn band_rows(&self, cols: u32) -> u32 {
         match self.band_rows {
             Some(rows) => rows.max(1).div_ceil(BAND_ROW_MULTIPLE) * BAND_ROW_MULTIPLE,

@@ -216,8 +216,8 @@ impl HeightsView<'_> {
 }
 
 /// Both surface passes (or the shader pass alone) at the posts of rows `r0..r0 + rows` of
-/// `grid`, in parallel blocks of [`BLOCK`]² posts (counted from the grid's south-west post,
-/// so a band whose `r0` is a multiple of [`BLOCK`] culls exactly as the whole grid does) with
+/// `grid`, in parallel blocks of `BLOCK`² (128²) posts (counted from the grid's south-west post,
+/// so a band whose `r0` is a multiple of `BLOCK` culls exactly as the whole grid does) with
 /// their own culled layer lists; `normals` are the band's, row-major from the south.
 #[allow(clippy::too_many_arguments)]
 pub fn band_results(grid: &Grid, r0: u32, rows: u32, heights: HeightsView, normals: &[[f32; 3]], se: &SurfaceEvaluator, passes: PassSelection, probabilities: bool) -> BandResults {
