@@ -21,8 +21,8 @@
 //! of A posts. Each image reads, per block of its rows, the source rows those rows need:
 //! memory is bounded by a block, whatever the grid.
 
-use crate::surface_bands::{BandSet, Plane};
-use crate::surface_maps::{grid_rows_of, largest_remainder_bytes, splat_pairs, write_json};
+use crate::folder::write_json;
+use crate::surface_bands::{grid_rows_of, largest_remainder_bytes, splat_pairs, BandSet, Plane};
 use std::collections::HashMap;
 use std::io;
 use std::ops::Range;

@@ -269,6 +269,34 @@ impl BandSet {
     }
 }
 
+/// Grid rows (south first) of file rows `rows` (north first).
+pub(crate) fn grid_rows_of(grid: &Grid, rows: &std::ops::Range<u32>) -> (u32, u32) {
+    (grid.rows - rows.end, rows.len() as u32)
+}
+
+/// The pairs (family, byte) of one post of the Splat plane (4 family ids, then 4 bytes; id 0:
+/// unused slot).
+pub(crate) fn splat_pairs(post: &[u8]) -> impl Iterator<Item = (i32, u8)> + '_ {
+    (0..4).map(|k| (i32::from_le_bytes([post[k * 4], post[k * 4 + 1], post[k * 4 + 2], post[k * 4 + 3]]), post[16 + k])).filter(|p| p.0 != 0)
+}
+
+/// Bytes of `shares` (non-negative, summing to 255) that sum to exactly 255: each share's
+/// floor, then one more for the largest remainders (ties to the first), so no rounding
+/// leaves a post with 254 or 256. Shared by the splat plane and the engine splat maps
+/// resampled from it.
+pub fn largest_remainder_bytes(shares: &[f32], out: &mut [u8]) {
+    let mut given = 0u32;
+    for (o, s) in out.iter_mut().zip(shares) {
+        *o = s.floor() as u8;
+        given += u32::from(*o);
+    }
+    let mut order: Vec<usize> = (0..shares.len()).collect();
+    order.sort_by(|&a, &b| (shares[b] - shares[b].floor()).total_cmp(&(shares[a] - shares[a].floor())).then(a.cmp(&b)));
+    for &k in order.iter().take(255u32.saturating_sub(given) as usize) {
+        out[k] += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,8 @@
 //! (the splat channels, the flora legends and density ranges, the per-family flora maps, the
 //! scatter) are written from the band checkpoints once every band is finished.
 
-use crate::surface_bands::{band_file_bytes, read_meta, verified_meta, BandLayout, BandMeta, BandSet, Plane};
+use crate::folder::write_json;
+use crate::surface_bands::{grid_rows_of, largest_remainder_bytes, splat_pairs, band_file_bytes, read_meta, verified_meta, BandLayout, BandMeta, BandSet, Plane};
 use crate::CheckpointSource;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -739,10 +740,6 @@ struct PlaneRows<'a> {
     wait: bool,
 }
 
-/// Grid rows (south first) of file rows `rows` (north first).
-pub(crate) fn grid_rows_of(grid: &Grid, rows: &std::ops::Range<u32>) -> (u32, u32) {
-    (grid.rows - rows.end, rows.len() as u32)
-}
 
 impl ByteRows for PlaneRows<'_> {
     fn width(&self) -> u32 {
@@ -805,11 +802,6 @@ impl ByteRows for SplatRows<'_> {
     }
 }
 
-/// The pairs (family, byte) of one post of the Splat plane (4 family ids, then 4 bytes; id 0:
-/// unused slot).
-pub(crate) fn splat_pairs(post: &[u8]) -> impl Iterator<Item = (i32, u8)> + '_ {
-    (0..4).map(|k| (i32::from_le_bytes([post[k * 4], post[k * 4 + 1], post[k * 4 + 2], post[k * 4 + 3]]), post[16 + k])).filter(|p| p.0 != 0)
-}
 
 /// The byte of `family` at one post of the Splat plane (0 where the post lacks it).
 fn splat_weight(post: &[u8], family: i32) -> u8 {
@@ -887,22 +879,6 @@ pub fn splat_bytes(r: &PostSurface, families: &[i32]) -> Vec<u8> {
     out
 }
 
-/// Bytes of `shares` (non-negative, summing to 255) that sum to exactly 255: each share's
-/// floor, then one more for the largest remainders (ties to the first), so no rounding
-/// leaves a post with 254 or 256. Shared by the splat plane and the engine splat maps
-/// resampled from it.
-pub fn largest_remainder_bytes(shares: &[f32], out: &mut [u8]) {
-    let mut given = 0u32;
-    for (o, s) in out.iter_mut().zip(shares) {
-        *o = s.floor() as u8;
-        given += u32::from(*o);
-    }
-    let mut order: Vec<usize> = (0..shares.len()).collect();
-    order.sort_by(|&a, &b| (shares[b] - shares[b].floor()).total_cmp(&(shares[a] - shares[a].floor())).then(a.cmp(&b)));
-    for &k in order.iter().take(255u32.saturating_sub(given) as usize) {
-        out[k] += 1;
-    }
-}
 
 /// A hillshade value in [0, 1] for a unit normal: light from the north-west at 45°.
 pub fn hillshade(n: [f32; 3]) -> f32 {
@@ -992,10 +968,6 @@ fn write_smap(outdir: &Path, g: &Grid, he: &HeightEvaluator) -> crate::Result<Ve
     Ok(vec![png, write_json(&outdir.join("smap.json"), &meta)?])
 }
 
-pub(crate) fn write_json(path: &Path, v: &serde_json::Value) -> crate::Result<WrittenFile> {
-    trnbake_raster::fsutil::write_atomic(path, serde_json::to_string_pretty(v)?.as_bytes())?;
-    Ok(WrittenFile::of_file(path, "json")?)
-}
 
 /// Write an 8-bit PNG of `channels` (1 = grey, 3 = RGB, 4 = RGBA) from row-major-from-south
 /// samples held in memory: image row 0 is the north edge, as every image viewer expects.
