@@ -82,7 +82,7 @@ impl BandProgress {
     }
 
     /// Block until the `rows` northmost rows are readable (or the compute failed).
-    fn wait_north_rows(&self, rows: u32) -> io::Result<()> {
+    pub(crate) fn wait_north_rows(&self, rows: u32) -> io::Result<()> {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         while s.rows_ready < rows {
             if s.failed {

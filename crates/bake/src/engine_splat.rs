@@ -22,7 +22,7 @@
 //! memory is bounded by a block, whatever the grid.
 
 use crate::folder::write_json;
-use crate::surface_bands::{grid_rows_of, largest_remainder_bytes, splat_pairs, BandSet, Plane};
+use crate::surface_bands::{largest_remainder_bytes, splat_pairs, BandSet, Plane};
 use std::collections::HashMap;
 use std::io;
 use std::ops::Range;
@@ -58,24 +58,18 @@ impl ByteRows for PreviewRows<'_> {
         3
     }
     fn read_rows(&self, rows: Range<u32>, out: &mut [u8]) -> io::Result<()> {
-        let (r0, n) = grid_rows_of(&self.set.grid, &rows);
-        let cols = self.set.grid.cols as usize;
-        let size = Plane::Splat.bytes();
-        let mut splat = vec![0u8; cols * n as usize * size];
-        self.set.read_plane(Plane::Splat, r0, n, &mut splat)?;
-        for (dst, src) in out.chunks_exact_mut(cols * 3).zip(splat.chunks_exact(cols * size).rev()) {
-            for (px, post) in dst.chunks_exact_mut(3).zip(src.chunks_exact(size)) {
-                let mut rgb = [0u32; 3];
-                for (f, w) in splat_pairs(post) {
-                    let c = self.colors.get(&f).copied().unwrap_or([0; 3]);
-                    for (acc, c) in rgb.iter_mut().zip(c) {
-                        *acc += u32::from(c) * u32::from(w);
-                    }
+        let splat = self.set.read_plane_north(Plane::Splat, rows)?;
+        for (px, post) in out.chunks_exact_mut(3).zip(splat.chunks_exact(Plane::Splat.bytes())) {
+            let mut rgb = [0u32; 3];
+            for (f, w) in splat_pairs(post) {
+                let c = self.colors.get(&f).copied().unwrap_or([0; 3]);
+                for (acc, c) in rgb.iter_mut().zip(c) {
+                    *acc += u32::from(c) * u32::from(w);
                 }
-                for (o, v) in px.iter_mut().zip(rgb) {
-                    // Rounded; the bytes sum to at most 255, so the result stays ≤ 255.
-                    *o = ((v + 127) / 255) as u8;
-                }
+            }
+            for (o, v) in px.iter_mut().zip(rgb) {
+                // Rounded; the bytes sum to at most 255, so the result stays ≤ 255.
+                *o = ((v + 127) / 255) as u8;
             }
         }
         Ok(())

@@ -309,14 +309,15 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     let state_path = job.outdir.join(STATE_FILE);
     let surface_fingerprint = job.surface_maps.as_ref().map(|m| m.fingerprint());
     if let Ok(text) = std::fs::read_to_string(&state_path) {
-        let why = match serde_json::from_str::<BakeState>(&text) {
-            Ok(s) if s.params == job.params && s.shard == job.shard && s.backend == backend => None,
-            Ok(s) if s.params.plan_sha256 != job.params.plan_sha256 => {
+        let previous = serde_json::from_str::<BakeState>(&text).ok();
+        let why = match &previous {
+            Some(s) if s.params == job.params && s.shard == job.shard && s.backend == backend => None,
+            Some(s) if s.params.plan_sha256 != job.params.plan_sha256 => {
                 Some("its heights come from other inputs (the terrain, data root, bitmaps or height options differ)".to_string())
             }
-            Ok(s) if s.backend != backend => Some(format!("it was computed on another backend ({}, now {backend})", s.backend)),
-            Ok(_) => Some("its grid, tiles or shard differ".to_string()),
-            Err(_) => Some("it is damaged or from another version".to_string()),
+            Some(s) if s.backend != backend => Some(format!("it was computed on another backend ({}, now {backend})", s.backend)),
+            Some(_) => Some("its grid, tiles or shard differ".to_string()),
+            None => Some("it is damaged or from another version".to_string()),
         };
         if let Some(why) = why {
             if !job.quiet {
@@ -325,7 +326,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             tracing::info!("{} belongs to a different bake; starting afresh", state_path.display());
             let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
             std::fs::create_dir_all(job.outdir.join(TILE_DIR))?;
-        } else if serde_json::from_str::<BakeState>(&text).ok().and_then(|s| s.surface) != surface_fingerprint {
+        } else if previous.and_then(|s| s.surface) != surface_fingerprint {
             // Same heights, other maps or surface options: only the surface bands go.
             remove_surface_bands(&job.outdir.join(TILE_DIR));
         }

@@ -12,11 +12,12 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Condvar, Mutex};
 
 use serde::{Deserialize, Serialize};
 use trnbake_raster::source::read_exact_at;
-use trnbake_swg::grid::Grid;
+use trnbake_swg::grid::{Grid, TileSpec};
+
+use crate::bands::BandProgress;
 
 /// One per-post value of a band file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -154,6 +155,11 @@ pub fn bands_north_first(grid: &Grid, rows: u32) -> Vec<(u32, u32)> {
 /// (family, probability) entries in post order.
 pub type BandProbabilities = (Vec<u16>, Vec<(i32, f32)>);
 
+/// Band (r0, rows) of `grid` as a full-width tile, for [`BandProgress`].
+fn band_tile(grid: &Grid, r0: u32, rows: u32) -> TileSpec {
+    TileSpec { c0: 0, r0, cols: grid.cols, rows }
+}
+
 /// The band files of a bake and which of them are finished, shared by the band computation
 /// and the map writers (which wait in [`BandSet::wait_north_rows`]).
 pub struct BandSet {
@@ -162,21 +168,16 @@ pub struct BandSet {
     /// Rows a band (the last one, at the north edge, may have fewer).
     pub band_rows: u32,
     tile_dir: PathBuf,
-    state: Mutex<BandState>,
-    changed: Condvar,
-}
-
-struct BandState {
-    /// Per band from the north: finished.
-    done: Vec<bool>,
-    rows_ready: u32,
-    failed: bool,
+    /// Which bands are finished (a band is one full-width "tile" of `band_rows` rows), the
+    /// same bookkeeping as the height tiles' (`bands::BandProgress`).
+    progress: BandProgress,
 }
 
 impl BandSet {
     pub fn new(grid: Grid, layout: BandLayout, band_rows: u32, tile_dir: PathBuf) -> Self {
-        let n = bands_north_first(&grid, band_rows).len();
-        BandSet { grid, layout, band_rows, tile_dir, state: Mutex::new(BandState { done: vec![false; n], rows_ready: 0, failed: false }), changed: Condvar::new() }
+        let all: Vec<TileSpec> = bands_north_first(&grid, band_rows).into_iter().map(|(r0, rows)| band_tile(&grid, r0, rows)).collect();
+        let progress = BandProgress::new(&grid, band_rows, &all);
+        BandSet { grid, layout, band_rows, tile_dir, progress }
     }
 
     /// The bands, north first, as (first grid row, rows).
@@ -196,36 +197,27 @@ impl BandSet {
 
     /// Band `index` (from the north) is finished.
     pub fn done(&self, index: usize) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.done[index] = true;
-        let bands = self.bands();
-        let mut ready = 0;
-        for (k, (_, rows)) in bands.iter().enumerate() {
-            if !s.done[k] {
-                break;
-            }
-            ready += rows;
-        }
-        s.rows_ready = ready;
-        self.changed.notify_all();
+        let (r0, rows) = self.bands()[index];
+        self.progress.tile_done(&self.grid, self.band_rows, &band_tile(&self.grid, r0, rows), None);
     }
 
     /// The computation stopped: waiting writers give up.
     pub fn fail(&self) {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).failed = true;
-        self.changed.notify_all();
+        self.progress.fail();
     }
 
     /// Block until the `rows` northmost rows are finished (or the computation failed).
     pub fn wait_north_rows(&self, rows: u32) -> io::Result<()> {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        while s.rows_ready < rows {
-            if s.failed {
-                return Err(io::Error::other("the bake stopped before these rows' surface maps were computed"));
-            }
-            s = self.changed.wait(s).unwrap_or_else(|e| e.into_inner());
-        }
-        Ok(())
+        self.progress.wait_north_rows(rows)
+    }
+
+    /// Plane `plane`'s bytes of file rows `rows` (0 = the north edge), north row first: what
+    /// the image writers read.
+    pub fn read_plane_north(&self, plane: Plane, rows: std::ops::Range<u32>) -> io::Result<Vec<u8>> {
+        let row_bytes = self.grid.cols as usize * plane.bytes();
+        let mut south_first = vec![0u8; rows.len() * row_bytes];
+        self.read_plane(plane, self.grid.rows - rows.end, rows.len() as u32, &mut south_first)?;
+        Ok(south_first.chunks_exact(row_bytes.max(1)).rev().flatten().copied().collect())
     }
 
     /// Plane `plane`'s bytes of grid rows `r0..r0 + rows` (south first), from the band files.
@@ -267,11 +259,6 @@ impl BandSet {
             .collect();
         Ok((counts, entries))
     }
-}
-
-/// Grid rows (south first) of file rows `rows` (north first).
-pub(crate) fn grid_rows_of(grid: &Grid, rows: &std::ops::Range<u32>) -> (u32, u32) {
-    (grid.rows - rows.end, rows.len() as u32)
 }
 
 /// The pairs (family, byte) of one post of the Splat plane (4 family ids, then 4 bytes; id 0:

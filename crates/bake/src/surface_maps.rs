@@ -14,7 +14,7 @@
 //! scatter) are written from the band checkpoints once every band is finished.
 
 use crate::folder::write_json;
-use crate::surface_bands::{grid_rows_of, largest_remainder_bytes, splat_pairs, band_file_bytes, read_meta, verified_meta, BandLayout, BandMeta, BandSet, Plane};
+use crate::surface_bands::{largest_remainder_bytes, splat_pairs, band_file_bytes, read_meta, verified_meta, BandLayout, BandMeta, BandSet, Plane};
 use crate::CheckpointSource;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -752,13 +752,7 @@ impl ByteRows for PlaneRows<'_> {
         self.channels
     }
     fn read_rows(&self, rows: std::ops::Range<u32>, out: &mut [u8]) -> io::Result<()> {
-        let (r0, n) = grid_rows_of(&self.set.grid, &rows);
-        let row_bytes = self.set.grid.cols as usize * self.plane.bytes();
-        let mut south_first = vec![0u8; out.len()];
-        self.set.read_plane(self.plane, r0, n, &mut south_first)?;
-        for (dst, src) in out.chunks_exact_mut(row_bytes).zip(south_first.chunks_exact(row_bytes).rev()) {
-            dst.copy_from_slice(src);
-        }
+        out.copy_from_slice(&self.set.read_plane_north(self.plane, rows)?);
         Ok(())
     }
     fn wait_rows(&self, bottom: u32) -> io::Result<()> {
@@ -786,22 +780,15 @@ impl ByteRows for SplatRows<'_> {
         4
     }
     fn read_rows(&self, rows: std::ops::Range<u32>, out: &mut [u8]) -> io::Result<()> {
-        let (r0, n) = grid_rows_of(&self.set.grid, &rows);
-        let cols = self.set.grid.cols as usize;
-        let size = Plane::Splat.bytes();
-        let mut splat = vec![0u8; cols * n as usize * size];
-        self.set.read_plane(Plane::Splat, r0, n, &mut splat)?;
-        for (dst, src) in out.chunks_exact_mut(cols * 4).zip(splat.chunks_exact(cols * size).rev()) {
-            for (px, post) in dst.chunks_exact_mut(4).zip(src.chunks_exact(size)) {
-                for (ch, family) in self.channels.iter().enumerate() {
-                    px[ch] = family.map_or(0, |f| splat_weight(post, f));
-                }
+        let splat = self.set.read_plane_north(Plane::Splat, rows)?;
+        for (px, post) in out.chunks_exact_mut(4).zip(splat.chunks_exact(Plane::Splat.bytes())) {
+            for (ch, family) in self.channels.iter().enumerate() {
+                px[ch] = family.map_or(0, |f| splat_weight(post, f));
             }
         }
         Ok(())
     }
 }
-
 
 /// The byte of `family` at one post of the Splat plane (0 where the post lacks it).
 fn splat_weight(post: &[u8], family: i32) -> u8 {

@@ -569,18 +569,24 @@ pub fn pimp_predictions(
     sampling: PimpSampling,
     choice: PimpCells,
 ) -> Option<Vec<CellPrediction>> {
+    predict_cells(t, choice, |col, row| pimp_cell_chances(t, surface, &pimp_cell_posts(t, heights, normals, sampling, col, row)))
+}
+
+/// A [`CellPrediction`] for each chosen PIMP cell from `chances(col, row)` (in parallel),
+/// `None` without PIMP.
+fn predict_cells(t: &Terrain, choice: PimpCells, chances: impl Fn(u32, u32) -> Vec<(i32, f32)> + Sync) -> Option<Vec<CellPrediction>> {
     use rayon::prelude::*;
     let pimp = t.flora_map.as_ref()?;
     let (w, hgt) = (pimp.control.width, pimp.control.height);
     if w == 0 || hgt == 0 {
         return None;
     }
-    let cells = choice.list(w, hgt);
     Some(
-        cells
+        choice
+            .list(w, hgt)
             .par_iter()
             .map(|&(col, row)| {
-                let chances = pimp_cell_chances(t, surface, &pimp_cell_posts(t, heights, normals, sampling, col, row));
+                let chances = chances(col, row);
                 let (family, p) = most_likely(&chances);
                 CellPrediction { col, row, chances, family, p, truth: pimp.get(col, row).unwrap_or(0) }
             })
@@ -601,27 +607,15 @@ pub fn pimp_map_predictions(
     supersample: u32,
     choice: PimpCells,
 ) -> Option<Vec<CellPrediction>> {
-    use rayon::prelude::*;
     let pimp = t.flora_map.as_ref()?;
-    let (w, hgt) = (pimp.control.width, pimp.control.height);
-    if w == 0 || hgt == 0 {
-        return None;
-    }
-    let cell = f64::from(t.header.map_width) / f64::from(w);
+    let cell = f64::from(t.header.map_width) / f64::from(pimp.control.width.max(1));
     let half = f64::from(t.header.map_width) * 0.5;
-    Some(
-        choice
-            .list(w, hgt)
-            .par_iter()
-            .map(|&(col, row)| {
-                let centre = |i: u32| -half + (f64::from(i) + 0.5) * cell;
-                let post = crate::eval::Grid { x0: centre(col), z0: centre(row), spacing: cell, cols: 1, rows: 1 };
-                let [chances, ..] = crate::surface::supersample::flora_supersampled(&post, heights, surface, normals, supersample).swap_remove(0);
-                let (family, p) = most_likely(&chances);
-                CellPrediction { col, row, chances, family, p, truth: pimp.get(col, row).unwrap_or(0) }
-            })
-            .collect(),
-    )
+    predict_cells(t, choice, |col, row| {
+        let centre = |i: u32| -half + (f64::from(i) + 0.5) * cell;
+        let post = crate::eval::Grid { x0: centre(col), z0: centre(row), spacing: cell, cols: 1, rows: 1 };
+        let [chances, ..] = crate::surface::supersample::flora_supersampled(&post, heights, surface, normals, supersample).swap_remove(0);
+        chances
+    })
 }
 
 /// Agreement and calibration of a set of predictions (swg-trn §5.9).
