@@ -47,10 +47,144 @@ pub fn height_row(plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mu
 /// The CPU must have `L`'s instructions.
 #[inline(always)]
 pub unsafe fn height_row_with<L: Lanes>(plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mut [f32], s: &mut RowScratch) {
-    let n = xs.len();
-    assert_eq!(out.len(), n);
-    debug_assert!(xs.windows(2).all(|w| w[0] <= w[1]), "height_row needs ascending xs");
+    assert_eq!(out.len(), xs.len());
     out.fill(0.0);
+    walk_row::<L, _>(plan, tile, xs, z, s, &mut HeightRow { out });
+}
+
+/// What one pass of the layer-major walk computes over a row's lanes: the row twin of
+/// [`super::PassState`]. The height pass ([`HeightRow`]), the slope traces ([`TraceRow`]) and
+/// the surface passes (`crate::surface::walk_strip`) share [`walk_row`], so the layer
+/// semantics of swg-trn §5.3 over lanes live in one place.
+pub(crate) trait RowPass {
+    /// Called at each entry of the walk that some lane reaches, before its layer acts (the
+    /// per-post walk's `trace_layer`); returning true ends the walk.
+    #[inline(always)]
+    fn enter_layer(&mut self, _plan: &BakePlan, _layer: usize) -> bool {
+        false
+    }
+    /// `amount[l] = min(amount[l], feather(value of f))` on the lanes of `range` whose amount
+    /// is > 0. `extent[l]` is lane l's FBIT extent (swg-trn §5.6), `None` when the layer needs
+    /// none (then it is the whole map).
+    ///
+    /// # Safety
+    /// The CPU must have `L`'s instructions.
+    unsafe fn filter<L: Lanes>(&mut self, plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, extent: Option<&[[f32; 4]]>, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]);
+    /// Apply a layer's affectors, in order, to every lane with amount `t[l]` > 0.
+    ///
+    /// # Safety
+    /// The CPU must have `L`'s instructions.
+    unsafe fn affectors<L: Lanes>(&mut self, plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], fractal: &mut [f32]);
+}
+
+/// The height pass over a row: `out` holds each lane's height so far.
+pub(crate) struct HeightRow<'a> {
+    pub out: &'a mut [f32],
+}
+
+impl RowPass for HeightRow<'_> {
+    #[inline(always)]
+    unsafe fn filter<L: Lanes>(&mut self, plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, extent: Option<&[[f32; 4]]>, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) {
+        if fractal_filter_lanes::<L>(plan, f, xs, z, range.clone(), amount, fractal) {
+            return;
+        }
+        if f.kind == FILTER_HEIGHT {
+            // FHGT reads the height so far; equal per lane to filter_value_height_pass.
+            filter_lanes::<L>(f, &self.out[range.clone()], &mut amount[range]);
+            return;
+        }
+        let half = plan.half_width;
+        for l in range {
+            if amount[l] > 0.0 {
+                let ext = extent.map_or([-half, -half, half, half], |e| e[l]);
+                let v = feather(f.feather_type, filter_value_height_pass(plan, f, ext, self.out[l], xs[l], z));
+                amount[l] = amount[l].min(v);
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn affectors<L: Lanes>(&mut self, plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], fractal: &mut [f32]) {
+        if affectors.is_empty() {
+            return;
+        }
+        let range = live_range(t);
+        for a in affectors {
+            height_affector_lanes::<L>(plan, a, xs, z, t, range.clone(), self.out, fractal);
+        }
+    }
+}
+
+/// The height pass over a row recording its slope traces (the row twin of the surface
+/// passes' per-post `SlopeTrace`, swg-trn §5.9 `SlopeHeight::Tree`): slot k of lane l
+/// (`slots[k * n + l]`) holds the height lane l had on first reaching a layer whose
+/// `slope_rank` exceeds k — the height before the plan's (k + 1)-th FSLP layer acts.
+pub(crate) struct TraceRow<'a> {
+    pub height: HeightRow<'a>,
+    pub slots: &'a mut [f32],
+    pub filled: usize,
+    pub count: usize,
+}
+
+impl TraceRow<'_> {
+    /// Fill slots up to `upto` with the heights so far.
+    fn fill(&mut self, upto: usize) {
+        let n = self.height.out.len();
+        while self.filled < upto.min(self.count) {
+            self.slots[self.filled * n..(self.filled + 1) * n].copy_from_slice(self.height.out);
+            self.filled += 1;
+        }
+    }
+}
+
+/// The slope traces of the posts at `xs` (ascending, all at the same `z`), walking `tile`
+/// of `plan` as the height pass does, at lane width `width`: `slots` (count × xs.len(), slot-major) as
+/// [`TraceRow`] records them, `out` the heights at the end of the walk. Bit-identical per
+/// lane to the per-post trace walk (`crate::surface`), which a test asserts.
+pub(crate) fn trace_row(width: crate::lanes::Width, plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mut [f32], slots: &mut [f32], s: &mut RowScratch) {
+    crate::with_lanes_at!(
+        width,
+        |L; plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mut [f32], slots: &mut [f32], s: &mut RowScratch| -> () {
+            let count = plan.slope_layer_count() as usize;
+            assert_eq!(slots.len(), count * xs.len());
+            out.fill(0.0);
+            let mut trace = TraceRow { height: HeightRow { out }, slots, filled: 0, count };
+            walk_row::<L, _>(plan, tile, xs, z, s, &mut trace);
+            // FSLP layers after the walk's last entry: the final height.
+            trace.fill(count);
+        },
+        plan, tile, xs, z, out, slots, s
+    )
+}
+
+impl RowPass for TraceRow<'_> {
+    #[inline(always)]
+    fn enter_layer(&mut self, plan: &BakePlan, layer: usize) -> bool {
+        self.fill(plan.layers[layer].slope_rank as usize);
+        // Every FSLP layer recorded: the rest of the walk cannot change a slot.
+        self.filled >= self.count
+    }
+
+    #[inline(always)]
+    unsafe fn filter<L: Lanes>(&mut self, plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, extent: Option<&[[f32; 4]]>, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) {
+        self.height.filter::<L>(plan, f, xs, z, extent, range, amount, fractal)
+    }
+
+    #[inline(always)]
+    unsafe fn affectors<L: Lanes>(&mut self, plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], fractal: &mut [f32]) {
+        self.height.affectors::<L>(plan, affectors, xs, z, t, fractal)
+    }
+}
+
+/// The layer walk of swg-trn §5.3 over the lanes `xs` (ascending, all at the same `z`),
+/// layer-major, letting `pass` evaluate the filters and apply the affectors.
+///
+/// # Safety
+/// The CPU must have `L`'s instructions.
+#[inline(always)]
+pub(crate) unsafe fn walk_row<L: Lanes, P: RowPass>(plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, s: &mut RowScratch, pass: &mut P) {
+    let n = xs.len();
+    debug_assert!(xs.windows(2).all(|w| w[0] <= w[1]), "walk_row needs ascending xs");
     // amounts[d * n + l]: product of the open ancestors' amounts above depth d at lane l.
     // Only depth 0 needs initialising: a layer writes its children's row before they run.
     s.amounts.resize((MAX_DEPTH + 1) * n, 1.0);
@@ -64,6 +198,9 @@ pub unsafe fn height_row_with<L: Lanes>(plan: &BakePlan, tile: &TileList, xs: &[
     let mut i = 0usize;
     while i < tile.layers.len() {
         let entry = tile.layers[i];
+        if pass.enter_layer(plan, entry.layer as usize) {
+            break;
+        }
         let layer = &plan.layers[entry.layer as usize];
         let depth = layer.depth as usize;
         let (before, after) = s.amounts.split_at_mut((depth + 1) * n);
@@ -78,7 +215,7 @@ pub unsafe fn height_row_with<L: Lanes>(plan: &BakePlan, tile: &TileList, xs: &[
             // A layer without boundaries or filters has amount 1 wherever its parent is
             // open: T = parent, and its children see the parent's amounts (parent × 1).
             child.copy_from_slice(parent);
-            apply_affectors::<L>(plan, affectors, xs, z, parent, out, &mut s.fractal);
+            pass.affectors::<L>(plan, affectors, xs, z, parent, &mut s.fractal);
             i += 1;
             continue;
         }
@@ -144,29 +281,10 @@ pub unsafe fn height_row_with<L: Lanes>(plan: &BakePlan, tile: &TileList, xs: &[
                 // Once a lane's amount is 0 the per-post walk stops its filter loop; min(0, v)
                 // with v ≥ 0 would stay 0 anyway, so such lanes are skipped.
                 let range = live_range(amount);
-                if f.kind == FILTER_FRACTAL {
-                    if let Some(fractal) = plan.fractals.get(f.family as usize) {
-                        // Row-evaluated fractal over the live lanes: equal per lane to the
-                        // `fr.value(x, z)` of filter_value_height_pass.
-                        fractal.value_row_with::<L>(&xs[range.clone()], z, &mut s.fractal[range.clone()]);
-                        let values = &mut s.fractal[range.clone()];
-                        scale_lanes::<L>(values, f.value);
-                        filter_lanes::<L>(f, values, &mut amount[range]);
-                        continue;
-                    }
+                if range.is_empty() {
+                    break;
                 }
-                if f.kind == FILTER_HEIGHT {
-                    // FHGT reads the height so far; equal per lane to filter_value_height_pass.
-                    filter_lanes::<L>(f, &out[range.clone()], &mut amount[range]);
-                    continue;
-                }
-                for l in range {
-                    if amount[l] > 0.0 {
-                        let ext = if needs_extent { extent[l] } else { [-half, -half, half, half] };
-                        let v = feather(f.feather_type, filter_value_height_pass(plan, f, ext, out[l], xs[l], z));
-                        amount[l] = amount[l].min(v);
-                    }
-                }
+                pass.filter::<L>(plan, f, xs, z, needs_extent.then_some(&*extent), range, amount, &mut s.fractal);
             }
             for (a, &r) in amount.iter_mut().zip(&s.reached[..n]) {
                 let v = if invert_f { 1.0 - *a } else { *a };
@@ -185,13 +303,28 @@ pub unsafe fn height_row_with<L: Lanes>(plan: &BakePlan, tile: &TileList, xs: &[
             t[l] = if open { amount[l] * parent[l] } else { 0.0 };
             child[l] = if open { parent[l] * amount[l] } else { 0.0 };
         }
-        apply_affectors::<L>(plan, affectors, xs, z, t, out, &mut s.fractal);
+        pass.affectors::<L>(plan, affectors, xs, z, t, &mut s.fractal);
         i += 1;
     }
 }
 
+/// FFRA over the live lanes `range`, when `f` is one with a fractal: row-evaluated, equal
+/// per lane to the `fr.value(x, z)` of filter_value_height_pass. False for other filters.
+#[inline(always)]
+pub(crate) unsafe fn fractal_filter_lanes<L: Lanes>(plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) -> bool {
+    if f.kind != FILTER_FRACTAL {
+        return false;
+    }
+    let Some(fr) = plan.fractals.get(f.family as usize) else { return false };
+    fr.value_row_with::<L>(&xs[range.clone()], z, &mut fractal[range.clone()]);
+    let values = &mut fractal[range.clone()];
+    scale_lanes::<L>(values, f.value);
+    filter_lanes::<L>(f, values, &mut amount[range]);
+    true
+}
+
 /// The smallest lane range holding every lane with a positive value (empty if none).
-fn live_range(values: &[f32]) -> std::ops::Range<usize> {
+pub(crate) fn live_range(values: &[f32]) -> std::ops::Range<usize> {
     let Some(lo) = values.iter().position(|&v| v > 0.0) else { return 0..0 };
     let hi = values.iter().rposition(|&v| v > 0.0).unwrap_or(lo);
     lo..hi + 1
@@ -215,7 +348,7 @@ unsafe fn scale_lanes<L: Lanes>(values: &mut [f32], factor: f32) {
 /// `amount[l] = min(amount[l], feather(I(input[l]; low, high, a)))` where `amount[l] > 0`:
 /// the FFRA/FHGT step of the filter loop, a vector at a time (tail padded).
 #[inline(always)]
-unsafe fn filter_lanes<L: Lanes>(f: &FilterRecord, input: &[f32], amount: &mut [f32]) {
+pub(crate) unsafe fn filter_lanes<L: Lanes>(f: &FilterRecord, input: &[f32], amount: &mut [f32]) {
     let w = L::WIDTH;
     let groups = input.len() / w;
     for k in 0..groups {
@@ -305,30 +438,25 @@ unsafe fn operation_lanes<L: Lanes>(op: i32, operand: Operand, t: &[f32], out: &
     }
 }
 
-/// Apply a layer's height affectors, in order, to every lane with amount `t[l]` > 0.
-/// Affector-major, but each lane still sees its affectors in order.
+/// Apply height affector `a` to every lane of `range` with amount `t[l]` > 0 (other kinds
+/// leave the heights alone, as `apply_height_affector` does).
 #[inline(always)]
-unsafe fn apply_affectors<L: Lanes>(plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], out: &mut [f32], fractal_values: &mut [f32]) {
-    if affectors.is_empty() {
-        return;
-    }
-    let range = live_range(t);
-    for a in affectors {
-        match a.kind {
-            AFFECTOR_HEIGHT_FRACTAL if (a.index as usize) < plan.fractals.len() => {
-                // Equal per lane to apply_height_affector's `f.value(x, z) * a.value`.
-                let fractal = &plan.fractals[a.index as usize];
-                fractal.value_row_with::<L>(&xs[range.clone()], z, &mut fractal_values[range.clone()]);
-                operation_lanes::<L>(a.operation, Operand::Scaled(&fractal_values[range.clone()], a.value), &t[range.clone()], &mut out[range.clone()]);
-            }
-            AFFECTOR_HEIGHT_CONSTANT => {
-                operation_lanes::<L>(a.operation, Operand::Constant(a.value), &t[range.clone()], &mut out[range.clone()]);
-            }
-            _ => {
-                for l in range.clone() {
-                    if t[l] > 0.0 {
-                        out[l] = apply_height_affector(plan, a, out[l], t[l], xs[l], z);
-                    }
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn height_affector_lanes<L: Lanes>(plan: &BakePlan, a: &AffectorRecord, xs: &[f32], z: f32, t: &[f32], range: std::ops::Range<usize>, out: &mut [f32], fractal_values: &mut [f32]) {
+    match a.kind {
+        AFFECTOR_HEIGHT_FRACTAL if (a.index as usize) < plan.fractals.len() => {
+            // Equal per lane to apply_height_affector's `f.value(x, z) * a.value`.
+            let fractal = &plan.fractals[a.index as usize];
+            fractal.value_row_with::<L>(&xs[range.clone()], z, &mut fractal_values[range.clone()]);
+            operation_lanes::<L>(a.operation, Operand::Scaled(&fractal_values[range.clone()], a.value), &t[range.clone()], &mut out[range]);
+        }
+        AFFECTOR_HEIGHT_CONSTANT => {
+            operation_lanes::<L>(a.operation, Operand::Constant(a.value), &t[range.clone()], &mut out[range]);
+        }
+        _ => {
+            for l in range {
+                if t[l] > 0.0 {
+                    out[l] = apply_height_affector(plan, a, out[l], t[l], xs[l], z);
                 }
             }
         }

@@ -237,25 +237,32 @@ pub fn band_results(grid: &Grid, r0: u32, rows: u32, heights: HeightsView, norma
             let block = se.grid_block(grid, c0, ra, c1, rb);
             let mut out = Vec::with_capacity(((c1 - c0 + 1) * (rb - ra + 1)) as usize);
             let mut probs = Vec::new();
-            for r in ra..=rb {
-                for c in c0..=c1 {
-                    let (bc, br) = (c as usize, (r - r0) as usize);
-                    let ground = Ground { height: heights.at(bc, br), normal: normals[br * cols + bc] };
-                    out.push(match passes {
-                        PassSelection::Both => {
-                            let res = se.at_grid_post(&block, c, r, ground);
-                            let p: ClassProbabilities = std::array::from_fn(|k| res.flora[k].probabilities());
-                            let post = PostSurface::from_result(&res, &p);
-                            if probabilities {
-                                probs.push(p);
-                            }
-                            post
-                        }
-                        PassSelection::Shader => {
-                            let s = se.shader_at_grid_post(&block, c, r, ground);
-                            PostSurface { shader: s.family, splat: s.splat, ..Default::default() }
-                        }
-                    });
+            let ground = |c: u32, r: u32| {
+                let (bc, br) = (c as usize, (r - r0) as usize);
+                Ground { height: heights.at(bc, br), normal: normals[br * cols + bc] }
+            };
+            let mut keep = |res: &SurfaceResult| match passes {
+                PassSelection::Both => {
+                    let p: ClassProbabilities = std::array::from_fn(|k| res.flora[k].probabilities());
+                    out.push(PostSurface::from_result(res, &p));
+                    if probabilities {
+                        probs.push(p);
+                    }
+                }
+                PassSelection::Shader => out.push(PostSurface { shader: res.shader.family, splat: res.shader.splat, ..Default::default() }),
+            };
+            if se.walks_rows() {
+                // The tree walk, a row of the block at a time (both passes in one walk).
+                se.block_rows(&block, (c0, ra, c1, rb), ground, |_, row| row.iter().for_each(&mut keep));
+            } else {
+                for r in ra..=rb {
+                    for c in c0..=c1 {
+                        let res = match passes {
+                            PassSelection::Both => se.at_grid_post(&block, c, r, ground(c, r)),
+                            PassSelection::Shader => SurfaceResult { shader: se.shader_at_grid_post(&block, c, r, ground(c, r)), ..Default::default() },
+                        };
+                        keep(&res);
+                    }
                 }
             }
             ((c0, ra, c1 - c0 + 1), out, probs)

@@ -8,6 +8,7 @@ pub mod grid;
 pub mod normals;
 pub mod smap;
 pub mod supersample;
+mod walk_strip;
 
 use crate::eval::affector::{height_operation, road_hit};
 use crate::eval::feather::feathered_range;
@@ -383,71 +384,77 @@ impl PassState for LaterPass<'_> {
     }
 
     fn apply(&mut self, plan: &BakePlan, a: &AffectorRecord, t: f32, x: f32, z: f32) {
-        let r = &mut self.result;
-        match a.kind {
-            k if (AFFECTOR_FLORA_BASE..AFFECTOR_FLORA_BASE + 4).contains(&k) => {
-                let stack = &mut r.flora[(k - AFFECTOR_FLORA_BASE) as usize].0;
-                let family = a.index as i32;
-                if a.operation & FLORA_REMOVE_ALL != 0 {
-                    stack.clear();
-                    if self.opts.flora_both == FloraBoth::Replace && a.operation & FLORA_ADD != 0 {
-                        stack.push((family, a.value));
-                    }
-                } else if a.operation & FLORA_ADD != 0 {
-                    let density = if self.opts.flora_amount == FloraAmount::Scale { a.value * t } else { a.value };
-                    stack.push((family, density));
-                } else {
-                    match self.opts.flora_zero {
-                        FloraZero::RemoveFamily => stack.retain(|e| e.0 != family),
-                        FloraZero::Ignore => {}
-                        FloraZero::RemoveAll => stack.clear(),
-                    }
+        apply_later(plan, self.opts, self.ground.height, &mut self.result, a, t, x, z);
+    }
+}
+
+/// A later-pass affector (flora, AENV, colour, road shader, AEXC, APAS) at a post (swg-trn
+/// §5.2 step 4), the final height there being `height`.
+#[allow(clippy::too_many_arguments)]
+fn apply_later(plan: &BakePlan, opts: &SurfaceOptions, height: f32, r: &mut SurfaceResult, a: &AffectorRecord, t: f32, x: f32, z: f32) {
+    match a.kind {
+        k if (AFFECTOR_FLORA_BASE..AFFECTOR_FLORA_BASE + 4).contains(&k) => {
+            let stack = &mut r.flora[(k - AFFECTOR_FLORA_BASE) as usize].0;
+            let family = a.index as i32;
+            if a.operation & FLORA_REMOVE_ALL != 0 {
+                stack.clear();
+                if opts.flora_both == FloraBoth::Replace && a.operation & FLORA_ADD != 0 {
+                    stack.push((family, a.value));
+                }
+            } else if a.operation & FLORA_ADD != 0 {
+                let density = if opts.flora_amount == FloraAmount::Scale { a.value * t } else { a.value };
+                stack.push((family, density));
+            } else {
+                match opts.flora_zero {
+                    FloraZero::RemoveFamily => stack.retain(|e| e.0 != family),
+                    FloraZero::Ignore => {}
+                    FloraZero::RemoveAll => stack.clear(),
                 }
             }
-            AFFECTOR_ENVIRONMENT => {
-                if clamp_weight(self.opts, t, a.value).is_some() {
-                    r.environment = a.index as i32;
-                }
-            }
-            AFFECTOR_COLOR_CONSTANT | AFFECTOR_COLOR_RAMP_HEIGHT | AFFECTOR_COLOR_RAMP_FRACTAL => {
-                let c = match a.kind {
-                    AFFECTOR_COLOR_CONSTANT => [(a.index >> 16) as u8, (a.index >> 8) as u8, a.index as u8],
-                    _ => {
-                        let u = if a.kind == AFFECTOR_COLOR_RAMP_HEIGHT {
-                            let range = a.value2 - a.value;
-                            if range != 0.0 { ((self.ground.height - a.value) / range).clamp(0.0, 1.0) } else { 0.0 }
-                        } else {
-                            plan.fractals.get(a._pad as usize).map_or(0.0, |f| f.value(x, z))
-                        };
-                        let ramp = &plan.ramps[a.index as usize];
-                        ramp[((u * (ramp.len() - 1) as f32).round() as usize).min(ramp.len() - 1)]
-                    }
-                };
-                for (channel, v) in r.color.iter_mut().zip(c) {
-                    *channel = height_operation(a.operation, *channel, f32::from(v) / 255.0, t);
-                }
-            }
-            AFFECTOR_ROAD_SHADER => {
-                // swg-trn §5.12 step 5 (applied in the later pass, §5.2 step 4): the road's
-                // (river bank's, ribbon's) shader family with the shader feather; a river's
-                // bottom family inside half its water width.
-                let Some(road) = plan.roads.get(a.index as usize) else { return };
-                let Some(hit) = road_hit(plan, road, x, z) else { return };
-                let w = hit.weight * t;
-                if w > 0.0 {
-                    let family = if a._pad != 0 && hit.distance <= a.value { a._pad as i32 } else { a.operation };
-                    r.shader.family = family;
-                    r.shader.over(family, w);
-                }
-            }
-            AFFECTOR_EXCLUDE => r.excluded = true,
-            AFFECTOR_PASSABLE => {
-                if t >= a.value {
-                    r.passable = Some(a.operation as u8);
-                }
-            }
-            _ => {}
         }
+        AFFECTOR_ENVIRONMENT => {
+            if clamp_weight(opts, t, a.value).is_some() {
+                r.environment = a.index as i32;
+            }
+        }
+        AFFECTOR_COLOR_CONSTANT | AFFECTOR_COLOR_RAMP_HEIGHT | AFFECTOR_COLOR_RAMP_FRACTAL => {
+            let c = match a.kind {
+                AFFECTOR_COLOR_CONSTANT => [(a.index >> 16) as u8, (a.index >> 8) as u8, a.index as u8],
+                _ => {
+                    let u = if a.kind == AFFECTOR_COLOR_RAMP_HEIGHT {
+                        let range = a.value2 - a.value;
+                        if range != 0.0 { ((height - a.value) / range).clamp(0.0, 1.0) } else { 0.0 }
+                    } else {
+                        plan.fractals.get(a._pad as usize).map_or(0.0, |f| f.value(x, z))
+                    };
+                    let ramp = &plan.ramps[a.index as usize];
+                    ramp[((u * (ramp.len() - 1) as f32).round() as usize).min(ramp.len() - 1)]
+                }
+            };
+            for (channel, v) in r.color.iter_mut().zip(c) {
+                *channel = height_operation(a.operation, *channel, f32::from(v) / 255.0, t);
+            }
+        }
+        AFFECTOR_ROAD_SHADER => {
+            // swg-trn §5.12 step 5 (applied in the later pass, §5.2 step 4): the road's
+            // (river bank's, ribbon's) shader family with the shader feather; a river's
+            // bottom family inside half its water width.
+            let Some(road) = plan.roads.get(a.index as usize) else { return };
+            let Some(hit) = road_hit(plan, road, x, z) else { return };
+            let w = hit.weight * t;
+            if w > 0.0 {
+                let family = if a._pad != 0 && hit.distance <= a.value { a._pad as i32 } else { a.operation };
+                r.shader.family = family;
+                r.shader.over(family, w);
+            }
+        }
+        AFFECTOR_EXCLUDE => r.excluded = true,
+        AFFECTOR_PASSABLE => {
+            if t >= a.value {
+                r.passable = Some(a.operation as u8);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -653,9 +660,18 @@ impl PassState for TreeWalk<'_> {
             crate::plan::AFFECTOR_HEIGHT_CONSTANT | crate::plan::AFFECTOR_HEIGHT_FRACTAL | crate::plan::AFFECTOR_HEIGHT_TERRACE | crate::plan::AFFECTOR_ROAD => {
                 self.h = crate::eval::affector::apply_height_affector(plan, a, self.h, t, x, z);
             }
-            AFFECTOR_SHADER_CONSTANT | AFFECTOR_SHADER_REPLACE => apply_shader(self.later.opts, &mut self.later.result.shader, a, t),
-            _ => self.later.apply(plan, a, t, x, z),
+            _ => apply_tree_surface(plan, self.later.opts, self.later.ground.height, &mut self.later.result, a, t, x, z),
         }
+    }
+}
+
+/// A surface affector of the tree walk (every kind but the height affectors) at a post whose
+/// final height is `height`: ASCN/ASRP on the shader so far, the rest as in the later pass.
+#[allow(clippy::too_many_arguments)]
+fn apply_tree_surface(plan: &BakePlan, opts: &SurfaceOptions, height: f32, r: &mut SurfaceResult, a: &AffectorRecord, t: f32, x: f32, z: f32) {
+    match a.kind {
+        AFFECTOR_SHADER_CONSTANT | AFFECTOR_SHADER_REPLACE => apply_shader(opts, &mut r.shader, a, t),
+        _ => apply_later(plan, opts, height, r, a, t, x, z),
     }
 }
 

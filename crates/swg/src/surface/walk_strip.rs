@@ -1,0 +1,220 @@
+//! The surface tree walk over the rows of a [`GridBlock`], layer-major over lanes: the CPU
+//! backend's fast path for the surface passes, as [`crate::eval::walk_strip`] is for the
+//! heights. Every post sees exactly the f32 operations of the per-post tree walk
+//! (`SurfaceEvaluator::at_grid_post`) in the same order — tests/surface_lanes.rs asserts bit
+//! equality at every lane width — but the per-layer bookkeeping, the boundaries, the fractal
+//! filters and the height affectors run once per row over contiguous lanes, and the slope
+//! traces of swg-trn §5.9 (`SlopeHeight::Tree`) are walked a row at a time as well (the CPU
+//! twin of kernels/surface.wgsl `slope_heights_pass`).
+
+use super::normals::{post_normal, NormalMethod};
+use super::{apply_tree_surface, surface_filter_value, GridBlock, Ground, LastNormal, SurfaceEvaluator, SurfaceResult, SurfaceWalk};
+use crate::eval::feather::feather;
+use crate::eval::walk_strip::{fractal_filter_lanes, filter_lanes, height_affector_lanes, live_range, trace_row, walk_row, RowPass, RowScratch};
+use crate::lanes::{Lanes, Width};
+use crate::plan::{AffectorRecord, BakePlan, FilterRecord, TileList, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, AFFECTOR_HEIGHT_TERRACE, AFFECTOR_ROAD, FILTER_HEIGHT, FILTER_SLOPE};
+
+/// The slope traces of the rows around a walked row (south, own, north), each slot-major:
+/// slot k of ring column j at `rows[dz][k * width + j]`, ring column j being grid column
+/// c0 − 1 + j of a row whose first post is column c0.
+struct SlopeRows<'a> {
+    rows: [&'a [f32]; 3],
+    width: usize,
+    spacing: f32,
+    /// The posts' global indices (the quad diagonals of the normal, swg-trn §5.1).
+    gx: &'a [i64],
+    gz: i64,
+    /// Per lane, the last 3×3 heights and their normal (FSLP layers with no height affector
+    /// between them read the same heights; the normal is the costly part).
+    last: &'a mut [Option<LastNormal>],
+}
+
+impl SlopeRows<'_> {
+    /// The unit normal (faces reading) at lane `l` from the heights before FSLP layer `layer`.
+    fn normal_before(&mut self, plan: &BakePlan, layer: usize, l: usize) -> [f32; 3] {
+        let slot = (plan.layers[layer].slope_rank as usize).max(1) - 1;
+        let at = slot * self.width + l;
+        let h: [[f32; 3]; 3] = std::array::from_fn(|dz| std::array::from_fn(|dx| self.rows[dz][at + dx]));
+        let key = h.map(|row| row.map(f32::to_bits));
+        if let Some((k, n)) = self.last[l] {
+            if k == key {
+                return n;
+            }
+        }
+        let n = post_normal(NormalMethod::Faces, &h, self.spacing, self.gx[l], self.gz);
+        self.last[l] = Some((key, n));
+        n
+    }
+}
+
+/// The tree walk's state over a row's lanes ([`SurfaceWalk::Tree`]): the height so far, the
+/// results so far, and what the post's final ground is.
+struct SurfaceRow<'a> {
+    se: &'a SurfaceEvaluator,
+    h: &'a mut [f32],
+    results: &'a mut [SurfaceResult],
+    ground: &'a [Ground],
+    slope: Option<SlopeRows<'a>>,
+    /// The layer being walked (for FSLP's slot).
+    layer: usize,
+}
+
+impl RowPass for SurfaceRow<'_> {
+    #[inline(always)]
+    fn enter_layer(&mut self, _plan: &BakePlan, layer: usize) -> bool {
+        self.layer = layer;
+        false
+    }
+
+    #[inline(always)]
+    unsafe fn filter<L: Lanes>(&mut self, plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, extent: Option<&[[f32; 4]]>, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) {
+        if fractal_filter_lanes::<L>(plan, f, xs, z, range.clone(), amount, fractal) {
+            return;
+        }
+        if f.kind == FILTER_HEIGHT {
+            // FHGT reads the height so far (the tree walk); equal per lane to
+            // filter_value_height_pass.
+            filter_lanes::<L>(f, &self.h[range.clone()], &mut amount[range]);
+            return;
+        }
+        let half = plan.half_width;
+        for l in range {
+            if amount[l] > 0.0 {
+                let mut ground = Ground { height: self.h[l], normal: self.ground[l].normal };
+                if f.kind == FILTER_SLOPE {
+                    if let Some(slope) = &mut self.slope {
+                        ground.normal = slope.normal_before(plan, self.layer, l);
+                    }
+                }
+                let ext = extent.map_or([-half, -half, half, half], |e| e[l]);
+                let v = feather(f.feather_type, surface_filter_value(plan, f, ext, &ground, self.results[l].shader.family, &self.se.opts, xs[l], z));
+                amount[l] = amount[l].min(v);
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn affectors<L: Lanes>(&mut self, plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], fractal: &mut [f32]) {
+        if affectors.is_empty() {
+            return;
+        }
+        let range = live_range(t);
+        for a in affectors {
+            if matches!(a.kind, AFFECTOR_HEIGHT_CONSTANT | AFFECTOR_HEIGHT_FRACTAL | AFFECTOR_HEIGHT_TERRACE | AFFECTOR_ROAD) {
+                height_affector_lanes::<L>(plan, a, xs, z, t, range.clone(), self.h, fractal);
+                continue;
+            }
+            for l in range.clone() {
+                if t[l] > 0.0 {
+                    apply_tree_surface(plan, &self.se.opts, self.ground[l].height, &mut self.results[l], a, t[l], xs[l], z);
+                }
+            }
+        }
+    }
+}
+
+/// Walk `row` over `tile` of the tree walk's plan at lane width `width`.
+fn surface_row(width: Width, plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, s: &mut RowScratch, row: &mut SurfaceRow<'_>) {
+    crate::with_lanes_at!(
+        width,
+        |L; plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, s: &mut RowScratch, row: &mut SurfaceRow<'_>| -> () { walk_row::<L, _>(plan, tile, xs, z, s, row) },
+        plan, tile, xs, z, s, row
+    )
+}
+
+/// Whether any layer of `tile` holds an FSLP filter (else no post of the tile reads a
+/// slope trace).
+fn reads_slopes(plan: &BakePlan, tile: &TileList) -> bool {
+    tile.layers.iter().any(|e| {
+        let l = &plan.layers[e.layer as usize];
+        plan.filters[l.filter_start as usize..(l.filter_start + l.filter_count) as usize].iter().any(|f| f.kind == FILTER_SLOPE)
+    })
+}
+
+impl SurfaceResult {
+    /// Back to the state before any affector, keeping the flora stacks' memory.
+    fn reset(&mut self) {
+        let mut flora = std::mem::take(&mut self.flora);
+        for stack in &mut flora {
+            stack.0.clear();
+        }
+        *self = SurfaceResult { flora, ..Default::default() };
+    }
+}
+
+impl SurfaceEvaluator {
+    /// Whether [`SurfaceEvaluator::block_rows`] computes these readings: the full tree walk
+    /// (the default); the separate and partial walks run post by post.
+    pub fn walks_rows(&self) -> bool {
+        self.opts.walk == SurfaceWalk::Tree
+    }
+
+    /// Both surface passes at every post of `block` (posts [c0, c1] × [r0, r1] of its grid),
+    /// row by row from the south, layer-major over each row's posts: `each_row(row, results)`
+    /// gets the results of grid row `row`, one a post from column c0, bit-identical to
+    /// [`SurfaceEvaluator::at_grid_post`] at each. `ground(col, row)` is a post's final
+    /// height and normal. Only under [`SurfaceEvaluator::walks_rows`].
+    pub fn block_rows(&self, block: &GridBlock, posts: (u32, u32, u32, u32), ground: impl Fn(u32, u32) -> Ground, each_row: impl FnMut(u32, &[SurfaceResult])) {
+        self.block_rows_at(crate::lanes::width(), block, posts, ground, each_row)
+    }
+
+    /// [`SurfaceEvaluator::block_rows`] at lane width `lanes` (tests comparing widths).
+    pub fn block_rows_at(&self, lanes: Width, block: &GridBlock, (c0, r0, c1, r1): (u32, u32, u32, u32), ground: impl Fn(u32, u32) -> Ground, mut each_row: impl FnMut(u32, &[SurfaceResult])) {
+        assert!(self.walks_rows(), "block_rows walks the tree reading");
+        let grid = &block.grid;
+        let plan = &self.all_plan;
+        let tile = &block.tiles.all;
+        let n = (c1 - c0 + 1) as usize;
+        let xs: Vec<f32> = (c0..=c1).map(|c| grid.post(c, 0).0).collect();
+        let mut scratch = RowScratch::default();
+
+        // SlopeHeight::Tree: the traces of the block's posts and its 1-post ring, placed as
+        // the per-post walk's `PostFrame::neighbour` places them.
+        let spacing = block.tiles.slope_spacing;
+        let count = plan.slope_layer_count() as usize;
+        let traced = self.opts.tree_slopes() && count > 0 && reads_slopes(plan, tile);
+        let width = n + 2;
+        let ring_rows = (r1 - r0 + 3) as usize;
+        let row_slots = count * width;
+        let mut traces = vec![0.0f32; if traced { ring_rows * row_slots } else { 0 }];
+        if traced {
+            let (x0, z0) = (grid.x0 as f32, grid.z0 as f32);
+            let ring_xs: Vec<f32> = (0..width as i64).map(|j| x0 + (i64::from(c0) - 1 + j) as f32 * spacing).collect();
+            let mut end = vec![0.0f32; width];
+            for (k, slots) in traces.chunks_exact_mut(row_slots).enumerate() {
+                let z = z0 + (i64::from(r0) - 1 + k as i64) as f32 * spacing;
+                trace_row(lanes, plan, tile, &ring_xs, z, &mut end, slots, &mut scratch);
+            }
+        }
+        let half = plan.half_width;
+        let gx: Vec<i64> = xs.iter().map(|&x| ((x + half) / spacing + 0.5).floor() as i64).collect();
+        let mut last = vec![None; n];
+
+        let mut results = vec![SurfaceResult::default(); n];
+        let mut h = vec![0.0f32; n];
+        let mut grounds = vec![Ground { height: 0.0, normal: [0.0; 3] }; n];
+        for r in r0..=r1 {
+            let z = grid.post(0, r).1;
+            for (c, g) in (c0..=c1).zip(grounds.iter_mut()) {
+                *g = ground(c, r);
+            }
+            results.iter_mut().for_each(SurfaceResult::reset);
+            h.fill(0.0);
+            let slope = traced.then(|| {
+                let k = (r - r0) as usize;
+                last.fill(None);
+                SlopeRows {
+                    rows: [0, 1, 2].map(|dz| &traces[(k + dz) * row_slots..(k + dz + 1) * row_slots]),
+                    width,
+                    spacing,
+                    gx: &gx,
+                    gz: ((z + half) / spacing + 0.5).floor() as i64,
+                    last: &mut last,
+                }
+            });
+            let mut row = SurfaceRow { se: self, h: &mut h, results: &mut results, ground: &grounds, slope, layer: 0 };
+            surface_row(lanes, plan, tile, &xs, z, &mut scratch, &mut row);
+            each_row(r, &results);
+        }
+    }
+}
