@@ -40,7 +40,22 @@ where
     }
 }
 
+/// Keep freed memory for reuse instead of handing it back to the kernel (glibc). A streamed
+/// bake frees and allocates the same band-sized buffers (hundreds of MB) for every band; glibc
+/// serves blocks above its mmap threshold (32 MB at most) with fresh mappings, so every band
+/// paid page faults and zeroing again: ≈ 8 s of system time on the 2 m planet (issue #23,
+/// docs/src/performance.md). Raising both thresholds reuses them, at no cost in peak memory.
+fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 30);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
+    }
+}
+
 fn main() -> ExitCode {
+    keep_freed_memory();
     // Mesa's Vulkan drivers print "XDG_RUNTIME_DIR is invalid or not set" on every adapter
     // probe when it is unset (containers, CI). Point it at the temp folder first, while the
     // process is still single-threaded, so `--backend auto` stays quiet.

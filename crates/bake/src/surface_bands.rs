@@ -277,8 +277,20 @@ pub fn largest_remainder_bytes(shares: &[f32], out: &mut [u8]) {
         *o = s.floor() as u8;
         given += u32::from(*o);
     }
-    let mut order: Vec<usize> = (0..shares.len()).collect();
-    order.sort_by(|&a, &b| (shares[b] - shares[b].floor()).total_cmp(&(shares[a] - shares[a].floor())).then(a.cmp(&b)));
+    // The order is total (ties by index), so an unstable sort gives the stable order; up to 16
+    // shares sort on the stack.
+    let mut short = [0usize; 16];
+    let mut long: Vec<usize>;
+    let order: &mut [usize] = if shares.len() <= short.len() {
+        &mut short[..shares.len()]
+    } else {
+        long = vec![0; shares.len()];
+        &mut long
+    };
+    for (k, o) in order.iter_mut().enumerate() {
+        *o = k;
+    }
+    order.sort_unstable_by(|&a, &b| (shares[b] - shares[b].floor()).total_cmp(&(shares[a] - shares[a].floor())).then(a.cmp(&b)));
     for &k in order.iter().take(255u32.saturating_sub(given) as usize) {
         out[k] += 1;
     }

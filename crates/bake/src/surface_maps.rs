@@ -296,18 +296,46 @@ impl SurfaceMapsJob {
                 .into_iter()
                 .map(|(order, writer)| (order, scope.spawn(writer)))
                 .collect();
+            // Each band's checkpoint is encoded and written on a thread of its own while the
+            // next band computes (one band in flight: its memory is bounded like the band's).
+            let (to_checkpoint, checkpoint_queue) = std::sync::mpsc::sync_channel::<(usize, ComputedBand)>(1);
+            let (bands, progress_ref) = (&bands, &progress);
+            let checkpoints = scope.spawn(move || -> crate::Result<f64> {
+                let mut seconds = 0.0;
+                for (k, band) in checkpoint_queue {
+                    let t = Instant::now();
+                    let (r0, rows) = bands[k];
+                    let bytes = self.encode_band(set, &band.values(&grid, inputs.range), band.probabilities.as_deref());
+                    drop(band);
+                    trnbake_raster::fsutil::write_renamed(&set.path(r0, rows), &bytes)?;
+                    set.done(k);
+                    progress_ref.inc(u64::from(rows) * u64::from(grid.cols));
+                    seconds += t.elapsed().as_secs_f64();
+                }
+                Ok(seconds)
+            });
             let mut computed = Ok(());
             for (n, &k) in todo.iter().enumerate() {
                 progress.set_stage(&format!("band {} of {}", n + 1, todo.len()));
                 let (r0, rows) = bands[k];
-                computed = self.compute_band(set, inputs, gpu.as_ref(), &tables, r0, rows, &mut timing).and_then(|bytes| {
-                    trnbake_raster::fsutil::write_renamed(&set.path(r0, rows), &bytes).map_err(crate::Error::from)
-                });
-                if computed.is_err() {
-                    break;
+                match self.compute_band(inputs, gpu.as_ref(), &tables, set.layout.probabilities, r0, rows, &mut timing) {
+                    // A closed queue: the checkpoint thread stopped on an error, reported below.
+                    Ok(band) => {
+                        if to_checkpoint.send((k, band)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        computed = Err(e);
+                        break;
+                    }
                 }
-                set.done(k);
-                progress.inc(u64::from(rows) * u64::from(grid.cols));
+            }
+            drop(to_checkpoint);
+            match checkpoints.join() {
+                Ok(Ok(seconds)) => timing.checkpoint_seconds = seconds,
+                Ok(Err(e)) => computed = computed.and(Err(e)),
+                Err(_) => computed = computed.and(Err(crate::Error::Invalid("the band checkpoint writer panicked".into()))),
             }
             if computed.is_err() {
                 set.fail();
@@ -330,9 +358,10 @@ impl SurfaceMapsJob {
                 }
             }
             timing.writing_after_compute_seconds = t_tail.elapsed().as_secs_f64();
-            progress.finish();
             computed.map(|()| out)
-        })?;
+        });
+        progress.finish();
+        let files = files?;
         let mut files = files;
         files.sort_by_key(|(order, _)| *order);
         timing.total_seconds = start.elapsed().as_secs_f64();
@@ -340,9 +369,10 @@ impl SurfaceMapsJob {
         Ok(SurfaceMapsOutput { files: files.into_iter().flat_map(|(_, f)| f).collect(), backend, timing })
     }
 
-    /// One band's heights, normals, passes and water, encoded as its checkpoint's bytes.
+    /// One band's heights, normals, passes and water (with every family's probabilities when
+    /// `want_probabilities`).
     #[allow(clippy::too_many_arguments)]
-    fn compute_band(&self, set: &BandSet, inputs: &StreamInputs, gpu: Option<&GpuSurfacePass>, tables: &WaterTables, r0: u32, rows: u32, timing: &mut SurfaceTiming) -> crate::Result<Vec<u8>> {
+    fn compute_band(&self, inputs: &StreamInputs, gpu: Option<&GpuSurfacePass>, tables: &WaterTables, want_probabilities: bool, r0: u32, rows: u32, timing: &mut SurfaceTiming) -> crate::Result<ComputedBand> {
         let grid = inputs.grid;
         let se = &self.surface;
         let t = Instant::now();
@@ -355,7 +385,7 @@ impl SurfaceMapsJob {
                 let (normals, results) = pass.run_band(grid, r0, rows, &padded, which)?;
                 timing.passes_seconds += t.elapsed().as_secs_f64();
                 // The per-family probabilities are the CPU's (the kernel keeps the most likely).
-                let probabilities = set.layout.probabilities.then(|| band_results(grid, r0, rows, heights, &normals, se, PassSelection::Both, true).probabilities.unwrap_or_default());
+                let probabilities = want_probabilities.then(|| band_results(grid, r0, rows, heights, &normals, se, PassSelection::Both, true).probabilities.unwrap_or_default());
                 (normals, results, probabilities)
             }
             None => {
@@ -363,7 +393,7 @@ impl SurfaceMapsJob {
                 timing.heights_and_normals_seconds += t.elapsed().as_secs_f64();
                 let t = Instant::now();
                 let (results, probabilities) = if passes {
-                    let b = band_results(grid, r0, rows, heights, &normals, se, PassSelection::Both, set.layout.probabilities);
+                    let b = band_results(grid, r0, rows, heights, &normals, se, PassSelection::Both, want_probabilities);
                     (b.results, b.probabilities)
                 } else {
                     (vec![PostSurface::default(); normals.len()], None)
@@ -382,12 +412,12 @@ impl SurfaceMapsJob {
                 r.flora = std::array::from_fn(|k| trnbake_swg::fidelity::most_likely(&c[k]));
             }
             timing.passes_seconds += t.elapsed().as_secs_f64();
-            (results, set.layout.probabilities.then_some(chances))
+            (results, want_probabilities.then_some(chances))
         } else {
             (results, probabilities)
         };
         let t = Instant::now();
-        let needs_water = set.layout.planes.iter().any(|p| matches!(p, Plane::WaterLevel | Plane::WaterMask | Plane::Preview));
+        let needs_water = self.layout().planes.iter().any(|p| matches!(p, Plane::WaterLevel | Plane::WaterMask | Plane::Preview));
         let water: Vec<Option<f32>> = if needs_water {
             let cols = grid.cols as usize;
             (0..results.len())
@@ -402,11 +432,7 @@ impl SurfaceMapsJob {
             Vec::new()
         };
         timing.water_seconds += t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let band = BandValues { cols: grid.cols as usize, heights, normals: &normals, results: &results, water: &water, range: inputs.range };
-        let bytes = self.encode_band(set, &band, probabilities.as_deref());
-        timing.checkpoint_seconds += t.elapsed().as_secs_f64();
-        Ok(bytes)
+        Ok(ComputedBand { padded, normals, results, probabilities, water })
     }
 
     /// The band checkpoint's bytes: every plane, the probabilities and the meta.
@@ -427,18 +453,10 @@ impl SurfaceMapsJob {
         let mut meta = BandMeta::default();
         for &plane in &set.layout.planes {
             match plane {
-                Plane::Splat => {
-                    let mut fams: Vec<i32> = band.results.iter().flat_map(|r| r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0)).collect();
-                    fams.sort_unstable();
-                    fams.dedup();
-                    meta.splat_families = fams;
-                }
+                Plane::Splat => meta.splat_families = distinct_sorted(band.results.iter().flat_map(|r| r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0))),
                 Plane::FloraId(k) => {
                     let k = usize::from(k);
-                    let mut ids: Vec<i32> = band.results.iter().map(|r| r.flora[k].0.max(0)).filter(|&i| i != 0).collect();
-                    ids.sort_unstable();
-                    ids.dedup();
-                    meta.flora_ids[k] = ids;
+                    meta.flora_ids[k] = distinct_sorted(band.results.iter().map(|r| r.flora[k].0.max(0)).filter(|&i| i != 0));
                     let probs: Vec<f32> = band.results.iter().map(|r| r.flora[k].1).collect();
                     meta.flora_range[k] = trnbake_raster::finite_min_max(&probs);
                 }
@@ -470,6 +488,22 @@ impl SurfaceMapsJob {
     }
 }
 
+/// What [`SurfaceMapsJob::compute_band`] computed for a band, on its way to the checkpoint.
+struct ComputedBand {
+    /// The heights with their 1-post apron ([`band_apron_heights`]).
+    padded: Vec<f32>,
+    normals: Vec<[f32; 3]>,
+    results: Vec<PostSurface>,
+    probabilities: Option<Vec<ClassProbabilities>>,
+    water: Vec<Option<f32>>,
+}
+
+impl ComputedBand {
+    fn values(&self, grid: &Grid, range: (f32, f32)) -> BandValues<'_> {
+        BandValues { cols: grid.cols as usize, heights: HeightsView::padded(grid, &self.padded), normals: &self.normals, results: &self.results, water: &self.water, range }
+    }
+}
+
 /// One band's evaluated values, for [`BandValues::encode`].
 struct BandValues<'a> {
     cols: usize,
@@ -498,12 +532,24 @@ impl BandValues<'_> {
             Plane::Splat => {
                 // The post's own families give its bytes: each family's byte depends on the
                 // post's weights alone (`splat_bytes`), so the channels can be chosen later.
-                let mut fams: Vec<i32> = r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0).collect();
-                fams.sort_unstable();
-                fams.dedup();
-                let bytes = splat_bytes(r, &fams);
+                let mut fams = [0i32; trnbake_swg::surface::SPLAT_LAYERS];
+                let mut n = 0;
+                for e in r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0) {
+                    fams[n] = e.0;
+                    n += 1;
+                }
+                fams[..n].sort_unstable();
+                let mut distinct = 0;
+                for k in 0..n {
+                    if distinct == 0 || fams[k] != fams[distinct - 1] {
+                        fams[distinct] = fams[k];
+                        distinct += 1;
+                    }
+                }
+                let mut bytes = [0u8; trnbake_swg::surface::SPLAT_LAYERS];
+                splat_bytes_into(r, &fams[..distinct], &mut bytes[..distinct]);
                 for k in 0..4 {
-                    let (f, b) = fams.get(k).map_or((0, 0), |&f| (f, bytes[k]));
+                    let (f, b) = if k < distinct { (fams[k], bytes[k]) } else { (0, 0) };
                     out[k * 4..k * 4 + 4].copy_from_slice(&f.to_le_bytes());
                     out[16 + k] = b;
                 }
@@ -853,19 +899,50 @@ impl HeightSource for FamilySource<'_> {
 /// Splat weights of one post for `families` (the splat channels), summing to 255 where the
 /// post has any shader (largest-remainder rounding), all 0 elsewhere.
 pub fn splat_bytes(r: &PostSurface, families: &[i32]) -> Vec<u8> {
-    let total: f32 = r.splat.iter().filter(|e| e.0 != 0).map(|e| e.1).sum();
     let mut out = vec![0u8; families.len()];
-    if total <= 0.0 {
-        return out;
-    }
-    let shares: Vec<f32> = families
-        .iter()
-        .map(|f| r.splat.iter().filter(|e| e.0 == *f).map(|e| e.1).sum::<f32>() / total * 255.0)
-        .collect();
-    largest_remainder_bytes(&shares, &mut out);
+    splat_bytes_into(r, families, &mut out);
     out
 }
 
+/// [`splat_bytes`] into `out` (one byte a family), without allocating for up to 16 families.
+pub fn splat_bytes_into(r: &PostSurface, families: &[i32], out: &mut [u8]) {
+    out.fill(0);
+    let total: f32 = r.splat.iter().filter(|e| e.0 != 0).map(|e| e.1).sum();
+    if total <= 0.0 {
+        return;
+    }
+    let share = |f: &i32| r.splat.iter().filter(|e| e.0 == *f).map(|e| e.1).sum::<f32>() / total * 255.0;
+    let mut short = [0.0f32; 16];
+    let long: Vec<f32>;
+    let shares: &[f32] = if families.len() <= short.len() {
+        for (s, f) in short.iter_mut().zip(families) {
+            *s = share(f);
+        }
+        &short[..families.len()]
+    } else {
+        long = families.iter().map(share).collect();
+        &long
+    };
+    largest_remainder_bytes(shares, out);
+}
+
+/// The distinct values of `values`, ascending: a sorted set grown by binary search, the
+/// repeats of the last value skipped first (neighbouring posts mostly share their ids), so a
+/// band's millions of posts cost no sort.
+fn distinct_sorted(values: impl Iterator<Item = i32>) -> Vec<i32> {
+    let mut set: Vec<i32> = Vec::new();
+    let mut last = None;
+    for v in values {
+        if last == Some(v) {
+            continue;
+        }
+        last = Some(v);
+        if let Err(at) = set.binary_search(&v) {
+            set.insert(at, v);
+        }
+    }
+    set
+}
 
 /// A hillshade value in [0, 1] for a unit normal: light from the north-west at 45°.
 pub fn hillshade(n: [f32; 3]) -> f32 {

@@ -25,12 +25,24 @@ pub struct PostSurface {
 
 impl From<SurfaceResult> for PostSurface {
     fn from(r: SurfaceResult) -> Self {
-        let p: ClassProbabilities = std::array::from_fn(|k| r.flora[k].probabilities());
-        PostSurface::from_result(&r, &p)
+        PostSurface::of(&r)
     }
 }
 
 impl PostSurface {
+    /// What the maps keep of `r`.
+    pub fn of(r: &SurfaceResult) -> Self {
+        PostSurface {
+            shader: r.shader.family,
+            splat: r.shader.splat,
+            flora: std::array::from_fn(|k| r.flora[k].most_likely()),
+            environment: r.environment,
+            color: r.color,
+            excluded: r.excluded,
+            passable: r.passable,
+        }
+    }
+
     /// What the maps keep of `r`, given its flora probabilities `p` (computed once by the
     /// caller, who may keep them too).
     pub fn from_result(r: &SurfaceResult, p: &ClassProbabilities) -> Self {
@@ -242,13 +254,12 @@ pub fn band_results(grid: &Grid, r0: u32, rows: u32, heights: HeightsView, norma
                 Ground { height: heights.at(bc, br), normal: normals[br * cols + bc] }
             };
             let mut keep = |res: &SurfaceResult| match passes {
-                PassSelection::Both => {
+                PassSelection::Both if probabilities => {
                     let p: ClassProbabilities = std::array::from_fn(|k| res.flora[k].probabilities());
                     out.push(PostSurface::from_result(res, &p));
-                    if probabilities {
-                        probs.push(p);
-                    }
+                    probs.push(p);
                 }
+                PassSelection::Both => out.push(PostSurface::of(res)),
                 PassSelection::Shader => out.push(PostSurface { shader: res.shader.family, splat: res.shader.splat, ..Default::default() }),
             };
             if se.walks_rows() {

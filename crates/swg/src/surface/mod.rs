@@ -263,7 +263,29 @@ impl FloraStack {
     /// The most likely family and its probability; (0, 0) where no family can be placed.
     /// Ties go to the lower family id (deterministic).
     pub fn most_likely(&self) -> (i32, f32) {
-        most_likely_of(&self.probabilities())
+        // Without allocating for the usual short stacks: the sums of `probabilities` in its
+        // order, then the largest with ties to the lower family id (as `most_likely_of` reads
+        // the sorted list).
+        const SHORT: usize = 16;
+        if self.0.len() > SHORT {
+            return most_likely_of(&self.probabilities());
+        }
+        let mut sums = [(0i32, 0.0f32); SHORT];
+        let mut n = 0;
+        let mut remaining = 1.0f32;
+        for &(family, density) in self.0.iter().rev() {
+            let d = density.clamp(0.0, 1.0);
+            let p = remaining * d;
+            remaining *= 1.0 - d;
+            match sums[..n].iter_mut().find(|e| e.0 == family) {
+                Some(e) => e.1 += p,
+                None => {
+                    sums[n] = (family, p);
+                    n += 1;
+                }
+            }
+        }
+        sums[..n].iter().fold((0, 0.0), |best, &e| if e.1 > best.1 || (e.1 > 0.0 && e.1 == best.1 && e.0 < best.0) { e } else { best })
     }
 }
 
@@ -384,14 +406,15 @@ impl PassState for LaterPass<'_> {
     }
 
     fn apply(&mut self, plan: &BakePlan, a: &AffectorRecord, t: f32, x: f32, z: f32) {
-        apply_later(plan, self.opts, self.ground.height, &mut self.result, a, t, x, z);
+        apply_later(plan, self.opts, self.ground.height, &mut self.result, a, t, x, z, None);
     }
 }
 
 /// A later-pass affector (flora, AENV, colour, road shader, AEXC, APAS) at a post (swg-trn
-/// §5.2 step 4), the final height there being `height`.
+/// §5.2 step 4), the final height there being `height`; `ramp_fractal` is an ACRF's fractal
+/// value at the post where the caller has it (a row walk computes a row's at once).
 #[allow(clippy::too_many_arguments)]
-fn apply_later(plan: &BakePlan, opts: &SurfaceOptions, height: f32, r: &mut SurfaceResult, a: &AffectorRecord, t: f32, x: f32, z: f32) {
+fn apply_later(plan: &BakePlan, opts: &SurfaceOptions, height: f32, r: &mut SurfaceResult, a: &AffectorRecord, t: f32, x: f32, z: f32, ramp_fractal: Option<f32>) {
     match a.kind {
         k if (AFFECTOR_FLORA_BASE..AFFECTOR_FLORA_BASE + 4).contains(&k) => {
             let stack = &mut r.flora[(k - AFFECTOR_FLORA_BASE) as usize].0;
@@ -425,7 +448,7 @@ fn apply_later(plan: &BakePlan, opts: &SurfaceOptions, height: f32, r: &mut Surf
                         let range = a.value2 - a.value;
                         if range != 0.0 { ((height - a.value) / range).clamp(0.0, 1.0) } else { 0.0 }
                     } else {
-                        plan.fractals.get(a._pad as usize).map_or(0.0, |f| f.value(x, z))
+                        ramp_fractal.unwrap_or_else(|| plan.fractals.get(a._pad as usize).map_or(0.0, |f| f.value(x, z)))
                     };
                     let ramp = &plan.ramps[a.index as usize];
                     ramp[((u * (ramp.len() - 1) as f32).round() as usize).min(ramp.len() - 1)]
@@ -660,18 +683,19 @@ impl PassState for TreeWalk<'_> {
             crate::plan::AFFECTOR_HEIGHT_CONSTANT | crate::plan::AFFECTOR_HEIGHT_FRACTAL | crate::plan::AFFECTOR_HEIGHT_TERRACE | crate::plan::AFFECTOR_ROAD => {
                 self.h = crate::eval::affector::apply_height_affector(plan, a, self.h, t, x, z);
             }
-            _ => apply_tree_surface(plan, self.later.opts, self.later.ground.height, &mut self.later.result, a, t, x, z),
+            _ => apply_tree_surface(plan, self.later.opts, self.later.ground.height, &mut self.later.result, a, t, x, z, None),
         }
     }
 }
 
 /// A surface affector of the tree walk (every kind but the height affectors) at a post whose
-/// final height is `height`: ASCN/ASRP on the shader so far, the rest as in the later pass.
+/// final height is `height`: ASCN/ASRP on the shader so far, the rest as in the later pass
+/// ([`apply_later`], with its `ramp_fractal`).
 #[allow(clippy::too_many_arguments)]
-fn apply_tree_surface(plan: &BakePlan, opts: &SurfaceOptions, height: f32, r: &mut SurfaceResult, a: &AffectorRecord, t: f32, x: f32, z: f32) {
+fn apply_tree_surface(plan: &BakePlan, opts: &SurfaceOptions, height: f32, r: &mut SurfaceResult, a: &AffectorRecord, t: f32, x: f32, z: f32, ramp_fractal: Option<f32>) {
     match a.kind {
         AFFECTOR_SHADER_CONSTANT | AFFECTOR_SHADER_REPLACE => apply_shader(opts, &mut r.shader, a, t),
-        _ => apply_later(plan, opts, height, r, a, t, x, z),
+        _ => apply_later(plan, opts, height, r, a, t, x, z, ramp_fractal),
     }
 }
 
@@ -840,6 +864,24 @@ mod tests {
         assert_eq!(s.most_likely().0, 6);
         assert_eq!(FloraStack(vec![(3, 0.0)]).most_likely(), (0, 0.0));
         assert_eq!(FloraStack::default().most_likely(), (0, 0.0));
+    }
+
+    #[test]
+    fn most_likely_equals_the_reading_of_the_probabilities() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for _ in 0..20_000 {
+            // Short and long stacks, repeated families, densities with ties, 0, 1 and above.
+            let len = next(20) as usize;
+            let s = FloraStack((0..len).map(|_| (next(5) as i32 - 1, [0.0, 0.25, 0.5, 1.0, 1.5, 0.3][next(6) as usize])).collect());
+            let (got, want) = (s.most_likely(), most_likely_of(&s.probabilities()));
+            assert_eq!((got.0, got.1.to_bits()), (want.0, want.1.to_bits()), "{s:?}");
+        }
     }
 
     #[test]

@@ -30,30 +30,52 @@ pub fn post_normal(method: NormalMethod, h: &[[f32; 3]; 3], spacing: f32, gx: i6
             normalize([-dx, 1.0, -dz])
         }
         NormalMethod::Faces => {
-            let p = |dx: i32, dz: i32| [dx as f32 * spacing, h[(dz + 1) as usize][(dx + 1) as usize], dz as f32 * spacing];
-            let mut sum = [0.0f32; 3];
-            for (ox, oz) in [(-1, -1), (0, -1), (-1, 0), (0, 0)] {
-                let (c00, c10, c01, c11) = ((ox, oz), (ox + 1, oz), (ox, oz + 1), (ox + 1, oz + 1));
-                let even = ((gx + i64::from(ox)) ^ (gz + i64::from(oz))) & 1 == 0;
-                let triangles = if even { [[c00, c10, c11], [c00, c11, c01]] } else { [[c00, c10, c01], [c10, c11, c01]] };
-                for tri in triangles {
-                    // Only the triangles that have the post (0, 0) as a corner.
-                    if !tri.contains(&(0, 0)) {
-                        continue;
-                    }
-                    let [a, b, c] = tri.map(|(x, z)| p(x, z));
-                    let n = face_normal(a, b, c);
-                    for k in 0..3 {
-                        sum[k] += n[k];
-                    }
-                }
+            if (gx ^ gz) & 1 == 0 {
+                faces_sum(&FACES_EVEN, h, spacing)
+            } else {
+                faces_sum(&FACES_ODD, h, spacing)
             }
-            normalize(sum)
         }
     }
 }
 
+/// The normalized sum of the unit normals of `triangles` ((dx, dz) corners), in order; a
+/// constant table, so the loops unroll.
+#[inline(always)]
+fn faces_sum<const N: usize>(triangles: &[[(i32, i32); 3]; N], h: &[[f32; 3]; 3], spacing: f32) -> [f32; 3] {
+    let p = |(dx, dz): (i32, i32)| [dx as f32 * spacing, h[(dz + 1) as usize][(dx + 1) as usize], dz as f32 * spacing];
+    let mut sum = [0.0f32; 3];
+    for tri in triangles {
+        let n = face_normal(p(tri[0]), p(tri[1]), p(tri[2]));
+        sum[0] += n[0];
+        sum[1] += n[1];
+        sum[2] += n[2];
+    }
+    normalize(sum)
+}
+
+/// The triangles that meet at a post whose (gx ^ gz) is even, as (dx, dz) corners: the quads
+/// south-west, south-east, north-west, north-east of the post in turn, each quad's two
+/// triangles in order, keeping those with the post as a corner. Quad (qx, qz)'s parity is
+/// that of (gx + gz) plus its offset, so the even post's quads are even, odd, odd, even, and
+/// every triangle of all four meets the post (valence 8); the sum of the face normals takes
+/// them in this order (the GPU's `post_normal` in kernels/normals.wgsl walks the quads in the same order).
+const FACES_EVEN: [[(i32, i32); 3]; 8] = [
+    [(-1, -1), (0, -1), (0, 0)],
+    [(-1, -1), (0, 0), (-1, 0)],
+    [(0, -1), (1, -1), (0, 0)],
+    [(1, -1), (1, 0), (0, 0)],
+    [(-1, 0), (0, 0), (-1, 1)],
+    [(0, 0), (0, 1), (-1, 1)],
+    [(0, 0), (1, 0), (1, 1)],
+    [(0, 0), (1, 1), (0, 1)],
+];
+
+/// As [`FACES_EVEN`] for an odd (gx ^ gz): one triangle of each quad meets the post (valence 4).
+const FACES_ODD: [[(i32, i32); 3]; 4] = [[(0, -1), (0, 0), (-1, 0)], [(0, -1), (1, 0), (0, 0)], [(-1, 0), (0, 0), (0, 1)], [(0, 0), (1, 0), (0, 1)]];
+
 /// The upward unit normal of triangle abc.
+#[inline(always)]
 fn face_normal(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> [f32; 3] {
     let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
     let v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
@@ -62,6 +84,7 @@ fn face_normal(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> [f32; 3] {
     normalize(n)
 }
 
+#[inline(always)]
 fn normalize(n: [f32; 3]) -> [f32; 3] {
     let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
     if len > 0.0 && len.is_finite() {
@@ -97,6 +120,43 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The quad-by-quad reading of swg-trn §5.1 the tables of `post_normal` are derived from:
+    /// each quad's two triangles by its diagonal's parity, those with the post as a corner.
+    fn faces_reference(h: &[[f32; 3]; 3], spacing: f32, gx: i64, gz: i64) -> [f32; 3] {
+        let p = |dx: i32, dz: i32| [dx as f32 * spacing, h[(dz + 1) as usize][(dx + 1) as usize], dz as f32 * spacing];
+        let mut sum = [0.0f32; 3];
+        for (ox, oz) in [(-1, -1), (0, -1), (-1, 0), (0, 0)] {
+            let (c00, c10, c01, c11) = ((ox, oz), (ox + 1, oz), (ox, oz + 1), (ox + 1, oz + 1));
+            let even = ((gx + i64::from(ox)) ^ (gz + i64::from(oz))) & 1 == 0;
+            let triangles = if even { [[c00, c10, c11], [c00, c11, c01]] } else { [[c00, c10, c01], [c10, c11, c01]] };
+            for tri in triangles.into_iter().filter(|t| t.contains(&(0, 0))) {
+                let n = face_normal(p(tri[0].0, tri[0].1), p(tri[1].0, tri[1].1), p(tri[2].0, tri[2].1));
+                for k in 0..3 {
+                    sum[k] += n[k];
+                }
+            }
+        }
+        normalize(sum)
+    }
+
+    #[test]
+    fn the_triangle_tables_equal_the_quad_reading_bit_for_bit() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        for k in 0..20_000 {
+            let h: [[f32; 3]; 3] = std::array::from_fn(|_| std::array::from_fn(|_| (next() - 0.5) * 200.0));
+            let (gx, gz) = (k as i64 % 7 - 3, k as i64 / 7 % 5 - 2);
+            let spacing = [2.0, 1.0, 0.5, 8.0][k % 4];
+            let (got, want) = (post_normal(NormalMethod::Faces, &h, spacing, gx, gz), faces_reference(&h, spacing, gx, gz));
+            assert_eq!(got.map(f32::to_bits), want.map(f32::to_bits), "{h:?} at ({gx}, {gz})");
         }
     }
 

@@ -12,7 +12,7 @@ use super::{apply_tree_surface, surface_filter_value, GridBlock, Ground, LastNor
 use crate::eval::feather::feather;
 use crate::eval::walk_strip::{fractal_filter_lanes, filter_lanes, height_affector_lanes, live_range, trace_row, walk_row, RowPass, RowScratch};
 use crate::lanes::{Lanes, Width};
-use crate::plan::{AffectorRecord, BakePlan, FilterRecord, TileList, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, AFFECTOR_HEIGHT_TERRACE, AFFECTOR_ROAD, FILTER_HEIGHT, FILTER_SLOPE};
+use crate::plan::{AffectorRecord, BakePlan, FilterRecord, TileList, AFFECTOR_COLOR_RAMP_FRACTAL, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, AFFECTOR_HEIGHT_TERRACE, AFFECTOR_ROAD, FILTER_HEIGHT, FILTER_SLOPE};
 
 /// The slope traces of the rows around a walked row (south, own, north), each slot-major:
 /// slot k of ring column j at `rows[dz][k * width + j]`, ring column j being grid column
@@ -104,9 +104,17 @@ impl RowPass for SurfaceRow<'_> {
                 height_affector_lanes::<L>(plan, a, xs, z, t, range.clone(), self.h, fractal);
                 continue;
             }
+            // ACRF's fractal over the live lanes at once (equal per lane to `value`).
+            let ramp = match plan.fractals.get(a._pad as usize) {
+                Some(f) if a.kind == AFFECTOR_COLOR_RAMP_FRACTAL => {
+                    f.value_row_with::<L>(&xs[range.clone()], z, &mut fractal[range.clone()]);
+                    true
+                }
+                _ => false,
+            };
             for l in range.clone() {
                 if t[l] > 0.0 {
-                    apply_tree_surface(plan, &self.se.opts, self.ground[l].height, &mut self.results[l], a, t[l], xs[l], z);
+                    apply_tree_surface(plan, &self.se.opts, self.ground[l].height, &mut self.results[l], a, t[l], xs[l], z, ramp.then(|| fractal[l]));
                 }
             }
         }
