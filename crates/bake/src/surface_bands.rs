@@ -217,7 +217,11 @@ impl BandSet {
         let row_bytes = self.grid.cols as usize * plane.bytes();
         let mut south_first = vec![0u8; rows.len() * row_bytes];
         self.read_plane(plane, self.grid.rows - rows.end, rows.len() as u32, &mut south_first)?;
-        Ok(south_first.chunks_exact(row_bytes.max(1)).rev().flatten().copied().collect())
+        let mut north_first = Vec::with_capacity(south_first.len());
+        for row in south_first.chunks_exact(row_bytes.max(1)).rev() {
+            north_first.extend_from_slice(row);
+        }
+        Ok(north_first)
     }
 
     /// Plane `plane`'s bytes of grid rows `r0..r0 + rows` (south first), from the band files.

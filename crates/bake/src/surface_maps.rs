@@ -298,7 +298,7 @@ impl SurfaceMapsJob {
                 .collect();
             // Each band's checkpoint is encoded and written on a thread of its own while the
             // next band computes (one band in flight: its memory is bounded like the band's).
-            let (to_checkpoint, checkpoint_queue) = std::sync::mpsc::sync_channel::<(usize, ComputedBand)>(1);
+            let (to_checkpoint, checkpoint_queue) = std::sync::mpsc::sync_channel::<(usize, ComputedBand)>(2);
             let (bands, progress_ref) = (&bands, &progress);
             let checkpoints = scope.spawn(move || -> crate::Result<f64> {
                 let mut seconds = 0.0;
@@ -451,14 +451,15 @@ impl SurfaceMapsJob {
             });
         }
         let mut meta = BandMeta::default();
+        // The band's figures in one parallel pass over its posts (chunks merged in order).
+        let figures = band.results.par_chunks(1 << 15).map(BandFigures::of).reduce(BandFigures::default, BandFigures::merge);
         for &plane in &set.layout.planes {
             match plane {
-                Plane::Splat => meta.splat_families = distinct_sorted(band.results.iter().flat_map(|r| r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0))),
+                Plane::Splat => meta.splat_families = figures.splat_families.clone(),
                 Plane::FloraId(k) => {
                     let k = usize::from(k);
-                    meta.flora_ids[k] = distinct_sorted(band.results.iter().map(|r| r.flora[k].0.max(0)).filter(|&i| i != 0));
-                    let probs: Vec<f32> = band.results.iter().map(|r| r.flora[k].1).collect();
-                    meta.flora_range[k] = trnbake_raster::finite_min_max(&probs);
+                    meta.flora_ids[k] = figures.flora_ids[k].clone();
+                    meta.flora_range[k] = figures.flora_range[k];
                 }
                 _ => {}
             }
@@ -663,8 +664,12 @@ impl SurfaceMapsJob {
         let metas: Vec<((u32, u32), BandMeta)> = set.bands().into_iter().map(|(r0, rows)| read_meta(&set.path(r0, rows)).map(|m| ((r0, rows), m))).collect::<io::Result<_>>()?;
         let dir = inputs.outdir;
         let generator = &self.terrain.generator;
-        let mut out = Vec::new();
-        if self.want("splat") {
+        // The splat maps on a thread of their own, beside the flora maps: each reads the
+        // checkpoints and deflates in parallel, but their reading is serial.
+        let splat = || -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
+            if !self.want("splat") {
+                return Ok(Vec::new());
+            }
             let mut families: Vec<i32> = metas.iter().flat_map(|(_, m)| m.splat_families.iter().copied()).collect();
             families.sort_unstable();
             families.dedup();
@@ -687,8 +692,25 @@ impl SurfaceMapsJob {
             // Something to look at, and the engines' own packings of the same weights.
             files.push(crate::engine_splat::write_preview(dir, set, generator)?);
             files.extend(crate::engine_splat::write_engine_maps(dir, set, &families, generator, inputs.export, inputs.quiet)?);
-            out.push((order::SPLAT + 1, files));
-        }
+            Ok(vec![(order::SPLAT + 1, files)])
+        };
+        let mut out = Vec::new();
+        let splat_written = std::thread::scope(|scope| -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
+            let splat = scope.spawn(splat);
+            let rest = self.flora_and_other_whole_grid_maps(set, inputs, &metas);
+            let splat = splat.join().map_err(|_| crate::Error::Invalid("the splat map writer panicked".into()))?;
+            out.extend(rest?);
+            splat
+        })?;
+        out.extend(splat_written);
+        Ok(out)
+    }
+
+    /// The whole-grid maps but the splat ones (see [`SurfaceMapsJob::whole_grid_writers`]).
+    fn flora_and_other_whole_grid_maps(&self, set: &BandSet, inputs: &StreamInputs, metas: &[((u32, u32), BandMeta)]) -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
+        let dir = inputs.outdir;
+        let generator = &self.terrain.generator;
+        let mut out = Vec::new();
         if self.want("flora") {
             let mut legend = serde_json::Map::new();
             for (class, name) in FLORA_CLASSES.iter().enumerate() {
@@ -722,14 +744,14 @@ impl SurfaceMapsJob {
                 families.sort_unstable();
                 families.dedup();
                 for f in families {
-                    let src = FamilySource { set, metas: &metas, class, family: f, cache: Default::default() };
+                    let src = FamilySource { set, metas, class, family: f, cache: Default::default() };
                     files.push(write_png16_from(&dir.join(format!("flora_{name}_family_{f}.png")), &src, 1.0 / 65535.0, 0.0, &Png16Options::default())?);
                 }
             }
             out.push((order::FLORA_FAMILIES, files));
         }
         if self.want("scatter") {
-            out.push((order::SCATTER, write_scatter(dir, set, &metas, inputs.height_evaluator, self.surface.plan.half_width)?));
+            out.push((order::SCATTER, write_scatter(dir, set, metas, inputs.height_evaluator, self.surface.plan.half_width)?));
         }
         if self.want("smap") {
             out.push((order::SMAP, write_smap(dir, inputs.grid, inputs.height_evaluator)?));
@@ -924,6 +946,49 @@ pub fn splat_bytes_into(r: &PostSurface, families: &[i32], out: &mut [u8]) {
         &long
     };
     largest_remainder_bytes(shares, out);
+}
+
+/// What a band's meta records of its posts: the splat families with a weight, and per flora
+/// class the most likely families and the range of their (finite) probabilities.
+#[derive(Default)]
+struct BandFigures {
+    splat_families: Vec<i32>,
+    flora_ids: [Vec<i32>; 4],
+    flora_range: [Option<(f32, f32)>; 4],
+}
+
+impl BandFigures {
+    fn of(posts: &[PostSurface]) -> BandFigures {
+        BandFigures {
+            splat_families: distinct_sorted(posts.iter().flat_map(|r| r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0))),
+            flora_ids: std::array::from_fn(|k| distinct_sorted(posts.iter().map(|r| r.flora[k].0.max(0)).filter(|&i| i != 0))),
+            flora_range: std::array::from_fn(|k| {
+                let finite = posts.iter().map(|r| r.flora[k].1).filter(|v| v.is_finite());
+                finite.fold(None, |range: Option<(f32, f32)>, v| Some(range.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))))
+            }),
+        }
+    }
+
+    fn merge(a: BandFigures, b: BandFigures) -> BandFigures {
+        let union = |x: &[i32], y: &[i32]| distinct_sorted_of(x.iter().chain(y).copied());
+        let range = |x: Option<(f32, f32)>, y: Option<(f32, f32)>| match (x, y) {
+            (Some(x), Some(y)) => Some((x.0.min(y.0), x.1.max(y.1))),
+            (x, y) => x.or(y),
+        };
+        BandFigures {
+            splat_families: union(&a.splat_families, &b.splat_families),
+            flora_ids: std::array::from_fn(|k| union(&a.flora_ids[k], &b.flora_ids[k])),
+            flora_range: std::array::from_fn(|k| range(a.flora_range[k], b.flora_range[k])),
+        }
+    }
+}
+
+/// The distinct values of a few values, ascending.
+fn distinct_sorted_of(values: impl Iterator<Item = i32>) -> Vec<i32> {
+    let mut v: Vec<i32> = values.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// The distinct values of `values`, ascending: a sorted set grown by binary search, the
