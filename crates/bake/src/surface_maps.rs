@@ -122,8 +122,10 @@ pub struct SurfaceTiming {
     pub passes_seconds: f64,
     /// The water surface at every post.
     pub water_seconds: f64,
-    /// Turning the results into the maps' values and writing the band checkpoints.
+    /// Turning the results into the maps' values (the band checkpoints' bytes).
     pub checkpoint_seconds: f64,
+    /// Writing the band checkpoints, on a thread of their own beside the next bands.
+    pub checkpoint_write_seconds: f64,
     /// From the last band to the last map written (the writers that need the whole grid).
     pub writing_after_compute_seconds: f64,
     pub total_seconds: f64,
@@ -296,18 +298,18 @@ impl SurfaceMapsJob {
                 .into_iter()
                 .map(|(order, writer)| (order, scope.spawn(writer)))
                 .collect();
-            // Each band's checkpoint is encoded and written on a thread of its own while the
-            // next band computes (one band in flight: its memory is bounded like the band's).
-            let (to_checkpoint, checkpoint_queue) = std::sync::mpsc::sync_channel::<(usize, ComputedBand)>(2);
+            // Each band's checkpoint is encoded with the band's own threads, then written on a
+            // thread of its own while the next band computes (up to two bands in flight, so
+            // memory stays bounded by the band).
+            let (to_checkpoint, checkpoint_queue) = std::sync::mpsc::sync_channel::<(usize, Vec<u8>)>(2);
             let (bands, progress_ref) = (&bands, &progress);
             let checkpoints = scope.spawn(move || -> crate::Result<f64> {
                 let mut seconds = 0.0;
-                for (k, band) in checkpoint_queue {
+                for (k, bytes) in checkpoint_queue {
                     let t = Instant::now();
                     let (r0, rows) = bands[k];
-                    let bytes = self.encode_band(set, &band.values(&grid, inputs.range), band.probabilities.as_deref());
-                    drop(band);
                     trnbake_raster::fsutil::write_renamed(&set.path(r0, rows), &bytes)?;
+                    drop(bytes);
                     set.done(k);
                     progress_ref.inc(u64::from(rows) * u64::from(grid.cols));
                     seconds += t.elapsed().as_secs_f64();
@@ -319,9 +321,13 @@ impl SurfaceMapsJob {
                 progress.set_stage(&format!("band {} of {}", n + 1, todo.len()));
                 let (r0, rows) = bands[k];
                 match self.compute_band(inputs, gpu.as_ref(), &tables, set.layout.probabilities, r0, rows, &mut timing) {
-                    // A closed queue: the checkpoint thread stopped on an error, reported below.
                     Ok(band) => {
-                        if to_checkpoint.send((k, band)).is_err() {
+                        let t = Instant::now();
+                        let bytes = self.encode_band(set, &band.values(&grid, inputs.range), band.probabilities.as_deref());
+                        drop(band);
+                        timing.checkpoint_seconds += t.elapsed().as_secs_f64();
+                        // A closed queue: the checkpoint thread stopped on an error, reported below.
+                        if to_checkpoint.send((k, bytes)).is_err() {
                             break;
                         }
                     }
@@ -333,7 +339,7 @@ impl SurfaceMapsJob {
             }
             drop(to_checkpoint);
             match checkpoints.join() {
-                Ok(Ok(seconds)) => timing.checkpoint_seconds = seconds,
+                Ok(Ok(seconds)) => timing.checkpoint_write_seconds = seconds,
                 Ok(Err(e)) => computed = computed.and(Err(e)),
                 Err(_) => computed = computed.and(Err(crate::Error::Invalid("the band checkpoint writer panicked".into()))),
             }

@@ -137,15 +137,16 @@ impl TraceRow<'_> {
     }
 }
 
-/// The slope traces of the posts at `xs` (ascending, all at the same `z`), walking `tile`
-/// of `plan` as the height pass does, at lane width `width`: `slots` (count × xs.len(), slot-major) as
-/// [`TraceRow`] records them, `out` the heights at the end of the walk. Bit-identical per
-/// lane to the per-post trace walk (`crate::surface`), which a test asserts.
-pub(crate) fn trace_row(width: crate::lanes::Width, plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mut [f32], slots: &mut [f32], s: &mut RowScratch) {
+/// The first `count` slope traces of the posts at `xs` (ascending, all at the same `z`),
+/// walking `tile` of `plan` as the height pass does, at lane width `width`: `slots` (count ×
+/// xs.len(), slot-major) as [`TraceRow`] records them, `out` the heights where the walk
+/// stopped. Bit-identical per lane to the per-post trace walk's first `count` slots
+/// (`crate::surface`), which a test asserts.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn trace_row(width: crate::lanes::Width, plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, count: usize, out: &mut [f32], slots: &mut [f32], s: &mut RowScratch) {
     crate::with_lanes_at!(
         width,
-        |L; plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mut [f32], slots: &mut [f32], s: &mut RowScratch| -> () {
-            let count = plan.slope_layer_count() as usize;
+        |L; plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, count: usize, out: &mut [f32], slots: &mut [f32], s: &mut RowScratch| -> () {
             assert_eq!(slots.len(), count * xs.len());
             out.fill(0.0);
             let mut trace = TraceRow { height: HeightRow { out }, slots, filled: 0, count };
@@ -153,7 +154,7 @@ pub(crate) fn trace_row(width: crate::lanes::Width, plan: &BakePlan, tile: &Tile
             // FSLP layers after the walk's last entry: the final height.
             trace.fill(count);
         },
-        plan, tile, xs, z, out, slots, s
+        plan, tile, xs, z, count, out, slots, s
     )
 }
 

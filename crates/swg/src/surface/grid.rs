@@ -279,18 +279,29 @@ pub fn band_results(grid: &Grid, r0: u32, rows: u32, heights: HeightsView, norma
             ((c0, ra, c1 - c0 + 1), out, probs)
         })
         .collect();
+    // Each band row gathers its segments from the blocks that hold it, rows in parallel.
     let mut results = vec![PostSurface::default(); n];
     let mut all_probs: Vec<ClassProbabilities> = if probabilities { vec![Default::default(); n] } else { Vec::new() };
-    for ((c0, ra, w), out, probs) in computed {
-        let w = w as usize;
-        for (k, res) in out.into_iter().enumerate() {
-            let (dc, dr) = (k % w, k / w);
-            results[(ra - r0) as usize * cols + dr * cols + c0 as usize + dc] = res;
+    let gather = |row: usize, out: &mut [PostSurface], probs_out: Option<&mut [ClassProbabilities]>| {
+        let r = r0 + row as u32;
+        let mut probs_out = probs_out;
+        for ((c0, ra, w), block, probs) in &computed {
+            let (w, c0) = (*w as usize, *c0 as usize);
+            let h = block.len() / w;
+            if r < *ra || r >= *ra + h as u32 {
+                continue;
+            }
+            let at = (r - ra) as usize * w;
+            out[c0..c0 + w].copy_from_slice(&block[at..at + w]);
+            if let Some(p) = probs_out.as_deref_mut() {
+                p[c0..c0 + w].clone_from_slice(&probs[at..at + w]);
+            }
         }
-        for (k, p) in probs.into_iter().enumerate() {
-            let (dc, dr) = (k % w, k / w);
-            all_probs[(ra - r0) as usize * cols + dr * cols + c0 as usize + dc] = p;
-        }
+    };
+    if probabilities {
+        results.par_chunks_mut(cols).zip(all_probs.par_chunks_mut(cols)).enumerate().for_each(|(row, (out, p))| gather(row, out, Some(p)));
+    } else {
+        results.par_chunks_mut(cols).enumerate().for_each(|(row, out)| gather(row, out, None));
     }
     BandResults { results, probabilities: probabilities.then_some(all_probs) }
 }

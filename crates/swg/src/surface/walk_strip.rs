@@ -34,11 +34,19 @@ impl SlopeRows<'_> {
     fn normal_before(&mut self, plan: &BakePlan, layer: usize, l: usize) -> [f32; 3] {
         let slot = (plan.layers[layer].slope_rank as usize).max(1) - 1;
         let at = slot * self.width + l;
-        let h: [[f32; 3]; 3] = std::array::from_fn(|dz| std::array::from_fn(|dx| self.rows[dz][at + dx]));
-        let key = h.map(|row| row.map(f32::to_bits));
+        let (s, c, n) = (&self.rows[0][at..at + 3], &self.rows[1][at..at + 3], &self.rows[2][at..at + 3]);
+        let h = [[s[0], s[1], s[2]], [c[0], c[1], c[2]], [n[0], n[1], n[2]]];
+        let bits = |r: [f32; 3]| [r[0].to_bits(), r[1].to_bits(), r[2].to_bits()];
+        let key = [bits(h[0]), bits(h[1]), bits(h[2])];
         if let Some((k, n)) = self.last[l] {
             // Branch-free equality of the 9 bit patterns (a call to memcmp cost more).
-            if k.iter().flatten().zip(key.iter().flatten()).fold(0, |d, (a, b)| d | (a ^ b)) == 0 {
+            let mut d = 0;
+            for dz in 0..3 {
+                for dx in 0..3 {
+                    d |= k[dz][dx] ^ key[dz][dx];
+                }
+            }
+            if d == 0 {
                 return n;
             }
         }
@@ -131,13 +139,11 @@ fn surface_row(width: Width, plan: &BakePlan, tile: &TileList, xs: &[f32], z: f3
     )
 }
 
-/// Whether any layer of `tile` holds an FSLP filter (else no post of the tile reads a
-/// slope trace).
-fn reads_slopes(plan: &BakePlan, tile: &TileList) -> bool {
-    tile.layers.iter().any(|e| {
-        let l = &plan.layers[e.layer as usize];
-        plan.filters[l.filter_start as usize..(l.filter_start + l.filter_count) as usize].iter().any(|f| f.kind == FILTER_SLOPE)
-    })
+/// The highest `slope_rank` of the layers of `tile` that hold an FSLP filter (0: none). The
+/// tile's walk reads no slope slot beyond it, so its traces can stop there.
+fn slope_slots_read(plan: &BakePlan, tile: &TileList) -> usize {
+    let holds_slope = |l: &crate::plan::LayerRecord| plan.filters[l.filter_start as usize..(l.filter_start + l.filter_count) as usize].iter().any(|f| f.kind == FILTER_SLOPE);
+    tile.layers.iter().map(|e| &plan.layers[e.layer as usize]).filter(|l| holds_slope(l)).map(|l| l.slope_rank as usize).max().unwrap_or(0)
 }
 
 impl SurfaceResult {
@@ -180,8 +186,8 @@ impl SurfaceEvaluator {
         // SlopeHeight::Tree: the traces of the block's posts and its 1-post ring, placed as
         // the per-post walk's `PostFrame::neighbour` places them.
         let spacing = block.tiles.slope_spacing;
-        let count = plan.slope_layer_count() as usize;
-        let traced = self.opts.tree_slopes() && count > 0 && reads_slopes(plan, tile);
+        let count = if self.opts.tree_slopes() { slope_slots_read(plan, tile) } else { 0 };
+        let traced = count > 0;
         let width = n + 2;
         let ring_rows = (r1 - r0 + 3) as usize;
         let row_slots = count * width;
@@ -192,7 +198,7 @@ impl SurfaceEvaluator {
             let mut end = vec![0.0f32; width];
             for (k, slots) in traces.chunks_exact_mut(row_slots).enumerate() {
                 let z = z0 + (i64::from(r0) - 1 + k as i64) as f32 * spacing;
-                trace_row(lanes, plan, tile, &ring_xs, z, &mut end, slots, &mut scratch);
+                trace_row(lanes, plan, tile, &ring_xs, z, count, &mut end, slots, &mut scratch);
             }
         }
         let half = plan.half_width;
