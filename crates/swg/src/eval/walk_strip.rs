@@ -85,12 +85,7 @@ pub(crate) struct HeightRow<'a> {
 impl RowPass for HeightRow<'_> {
     #[inline(always)]
     unsafe fn filter<L: Lanes>(&mut self, plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, extent: Option<&[[f32; 4]]>, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) {
-        if fractal_filter_lanes::<L>(plan, f, xs, z, range.clone(), amount, fractal) {
-            return;
-        }
-        if f.kind == FILTER_HEIGHT {
-            // FHGT reads the height so far; equal per lane to filter_value_height_pass.
-            filter_lanes::<L>(f, &self.out[range.clone()], &mut amount[range]);
+        if lane_filter::<L>(plan, f, xs, z, self.out, range.clone(), amount, fractal) {
             return;
         }
         let half = plan.half_width;
@@ -309,10 +304,26 @@ pub(crate) unsafe fn walk_row<L: Lanes, P: RowPass>(plan: &BakePlan, tile: &Tile
     }
 }
 
+/// The filters every row pass evaluates as vectors over the live lanes `range`: FFRA
+/// ([`fractal_filter_lanes`]) and FHGT on `heights`, the heights so far (equal per lane to
+/// filter_value_height_pass). False for the other kinds, which each pass evaluates per lane.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn lane_filter<L: Lanes>(plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, heights: &[f32], range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) -> bool {
+    if fractal_filter_lanes::<L>(plan, f, xs, z, range.clone(), amount, fractal) {
+        return true;
+    }
+    if f.kind == FILTER_HEIGHT {
+        filter_lanes::<L>(f, &heights[range.clone()], &mut amount[range]);
+        return true;
+    }
+    false
+}
+
 /// FFRA over the live lanes `range`, when `f` is one with a fractal: row-evaluated, equal
 /// per lane to the `fr.value(x, z)` of filter_value_height_pass. False for other filters.
 #[inline(always)]
-pub(crate) unsafe fn fractal_filter_lanes<L: Lanes>(plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) -> bool {
+unsafe fn fractal_filter_lanes<L: Lanes>(plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) -> bool {
     if f.kind != FILTER_FRACTAL {
         return false;
     }
@@ -349,7 +360,7 @@ unsafe fn scale_lanes<L: Lanes>(values: &mut [f32], factor: f32) {
 /// `amount[l] = min(amount[l], feather(I(input[l]; low, high, a)))` where `amount[l] > 0`:
 /// the FFRA/FHGT step of the filter loop, a vector at a time (tail padded).
 #[inline(always)]
-pub(crate) unsafe fn filter_lanes<L: Lanes>(f: &FilterRecord, input: &[f32], amount: &mut [f32]) {
+unsafe fn filter_lanes<L: Lanes>(f: &FilterRecord, input: &[f32], amount: &mut [f32]) {
     let w = L::WIDTH;
     let groups = input.len() / w;
     for k in 0..groups {

@@ -10,9 +10,9 @@
 use super::normals::{post_normal, NormalMethod};
 use super::{apply_tree_surface, surface_filter_value, GridBlock, Ground, LastNormal, SurfaceEvaluator, SurfaceResult, SurfaceWalk};
 use crate::eval::feather::feather;
-use crate::eval::walk_strip::{fractal_filter_lanes, filter_lanes, height_affector_lanes, live_range, trace_row, walk_row, RowPass, RowScratch};
+use crate::eval::walk_strip::{height_affector_lanes, lane_filter, live_range, trace_row, walk_row, RowPass, RowScratch};
 use crate::lanes::{Lanes, Width};
-use crate::plan::{AffectorRecord, BakePlan, FilterRecord, TileList, AFFECTOR_COLOR_RAMP_FRACTAL, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, AFFECTOR_HEIGHT_TERRACE, AFFECTOR_ROAD, FILTER_HEIGHT, FILTER_SLOPE};
+use crate::plan::{AffectorRecord, BakePlan, FilterRecord, TileList, AFFECTOR_COLOR_RAMP_FRACTAL, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, AFFECTOR_HEIGHT_TERRACE, AFFECTOR_ROAD, FILTER_SLOPE};
 
 /// The slope traces of the rows around a walked row (south, own, north), each slot-major:
 /// slot k of ring column j at `rows[dz][k * width + j]`, ring column j being grid column
@@ -77,13 +77,8 @@ impl RowPass for SurfaceRow<'_> {
 
     #[inline(always)]
     unsafe fn filter<L: Lanes>(&mut self, plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, extent: Option<&[[f32; 4]]>, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) {
-        if fractal_filter_lanes::<L>(plan, f, xs, z, range.clone(), amount, fractal) {
-            return;
-        }
-        if f.kind == FILTER_HEIGHT {
-            // FHGT reads the height so far (the tree walk); equal per lane to
-            // filter_value_height_pass.
-            filter_lanes::<L>(f, &self.h[range.clone()], &mut amount[range]);
+        // FFRA, and FHGT on the tree walk's height so far.
+        if lane_filter::<L>(plan, f, xs, z, self.h, range.clone(), amount, fractal) {
             return;
         }
         let half = plan.half_width;
