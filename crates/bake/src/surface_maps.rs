@@ -976,7 +976,7 @@ impl BandFigures {
     }
 
     fn merge(a: BandFigures, b: BandFigures) -> BandFigures {
-        let union = |x: &[i32], y: &[i32]| distinct_sorted_of(x.iter().chain(y).copied());
+        let union = |x: &[i32], y: &[i32]| distinct_sorted(x.iter().chain(y).copied());
         let range = |x: Option<(f32, f32)>, y: Option<(f32, f32)>| match (x, y) {
             (Some(x), Some(y)) => Some((x.0.min(y.0), x.1.max(y.1))),
             (x, y) => x.or(y),
@@ -987,14 +987,6 @@ impl BandFigures {
             flora_range: std::array::from_fn(|k| range(a.flora_range[k], b.flora_range[k])),
         }
     }
-}
-
-/// The distinct values of a few values, ascending.
-fn distinct_sorted_of(values: impl Iterator<Item = i32>) -> Vec<i32> {
-    let mut v: Vec<i32> = values.collect();
-    v.sort_unstable();
-    v.dedup();
-    v
 }
 
 /// The distinct values of `values`, ascending: a sorted set grown by binary search, the

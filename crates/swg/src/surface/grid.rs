@@ -32,29 +32,17 @@ impl From<SurfaceResult> for PostSurface {
 impl PostSurface {
     /// What the maps keep of `r`.
     pub fn of(r: &SurfaceResult) -> Self {
-        PostSurface {
-            shader: r.shader.family,
-            splat: r.shader.splat,
-            flora: std::array::from_fn(|k| r.flora[k].most_likely()),
-            environment: r.environment,
-            color: r.color,
-            excluded: r.excluded,
-            passable: r.passable,
-        }
+        PostSurface::with_flora(r, std::array::from_fn(|k| r.flora[k].most_likely()))
     }
 
     /// What the maps keep of `r`, given its flora probabilities `p` (computed once by the
     /// caller, who may keep them too).
     pub fn from_result(r: &SurfaceResult, p: &ClassProbabilities) -> Self {
-        PostSurface {
-            shader: r.shader.family,
-            splat: r.shader.splat,
-            flora: std::array::from_fn(|k| most_likely_of(&p[k])),
-            environment: r.environment,
-            color: r.color,
-            excluded: r.excluded,
-            passable: r.passable,
-        }
+        PostSurface::with_flora(r, std::array::from_fn(|k| most_likely_of(&p[k])))
+    }
+
+    fn with_flora(r: &SurfaceResult, flora: [(i32, f32); 4]) -> Self {
+        PostSurface { shader: r.shader.family, splat: r.shader.splat, flora, environment: r.environment, color: r.color, excluded: r.excluded, passable: r.passable }
     }
 }
 

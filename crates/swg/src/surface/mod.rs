@@ -245,19 +245,24 @@ impl FloraStack {
     /// Families that appear several times sum their chances. Sorted by family id.
     pub fn probabilities(&self) -> Vec<(i32, f32)> {
         let mut out: Vec<(i32, f32)> = Vec::new();
-        let mut remaining = 1.0f32;
-        for &(family, density) in self.0.iter().rev() {
-            let d = density.clamp(0.0, 1.0);
-            let p = remaining * d;
-            remaining *= 1.0 - d;
-            match out.iter_mut().find(|e| e.0 == family) {
-                Some(e) => e.1 += p,
-                None => out.push((family, p)),
-            }
-        }
+        self.each_chance(|family, p| match out.iter_mut().find(|e| e.0 == family) {
+            Some(e) => e.1 += p,
+            None => out.push((family, p)),
+        });
         out.retain(|e| e.1 > 0.0);
         out.sort_by_key(|e| e.0);
         out
+    }
+
+    /// Each add's chance to claim the tile, newest first: (family, d_k · Π(1 − d_j) over newer
+    /// adds j) — what [`FloraStack::probabilities`] sums per family.
+    fn each_chance(&self, mut chance: impl FnMut(i32, f32)) {
+        let mut remaining = 1.0f32;
+        for &(family, density) in self.0.iter().rev() {
+            let d = density.clamp(0.0, 1.0);
+            chance(family, remaining * d);
+            remaining *= 1.0 - d;
+        }
     }
 
     /// The most likely family and its probability; (0, 0) where no family can be placed.
@@ -272,19 +277,13 @@ impl FloraStack {
         }
         let mut sums = [(0i32, 0.0f32); SHORT];
         let mut n = 0;
-        let mut remaining = 1.0f32;
-        for &(family, density) in self.0.iter().rev() {
-            let d = density.clamp(0.0, 1.0);
-            let p = remaining * d;
-            remaining *= 1.0 - d;
-            match sums[..n].iter_mut().find(|e| e.0 == family) {
-                Some(e) => e.1 += p,
-                None => {
-                    sums[n] = (family, p);
-                    n += 1;
-                }
+        self.each_chance(|family, p| match sums[..n].iter_mut().find(|e| e.0 == family) {
+            Some(e) => e.1 += p,
+            None => {
+                sums[n] = (family, p);
+                n += 1;
             }
-        }
+        });
         sums[..n].iter().fold((0, 0.0), |best, &e| if e.1 > best.1 || (e.1 > 0.0 && e.1 == best.1 && e.0 < best.0) { e } else { best })
     }
 }
