@@ -22,7 +22,7 @@
 //! memory is bounded by a block, whatever the grid.
 
 use crate::folder::write_json;
-use crate::surface_bands::{largest_remainder_bytes, splat_pairs, BandSet, Plane};
+use crate::surface_bands::{largest_remainder_bytes, BandSet};
 use std::collections::HashMap;
 use std::io;
 use std::ops::Range;
@@ -34,17 +34,21 @@ use trnbake_raster::writers::set::ExportSummary;
 use trnbake_raster::WrittenFile;
 use trnbake_swg::model::Generator;
 
-/// `splat_preview.png` from the Splat plane of the finished bands.
-pub(crate) fn write_preview(dir: &Path, set: &BandSet, generator: &Generator) -> crate::Result<WrittenFile> {
-    let colors = generator.shader_families.families().iter().map(|f| (f.id, f.color)).collect();
-    Ok(write_png8_from(&dir.join("splat_preview.png"), &PreviewRows { set, colors })?)
+/// `splat_preview.png` from the Splat plane of the finished bands (`families`: every family
+/// of the plane).
+pub(crate) fn write_preview(dir: &Path, set: &BandSet, families: &[i32], generator: &Generator) -> crate::Result<WrittenFile> {
+    let colors: HashMap<i32, [u8; 3]> = generator.shader_families.families().iter().map(|f| (f.id, f.color)).collect();
+    // A family the legend lacks adds black: nothing.
+    let colored = families.iter().filter_map(|f| colors.get(f).map(|&c| (*f, c))).collect();
+    Ok(write_png8_from(&dir.join("splat_preview.png"), &PreviewRows { set, colored })?)
 }
 
 /// Rows of `splat_preview.png`: Σ colour × byte / 255 per post (black where no shader
 /// applies, or for a family the legend lacks).
 struct PreviewRows<'a> {
     set: &'a BandSet,
-    colors: HashMap<i32, [u8; 3]>,
+    /// The families with a legend colour, and the colour.
+    colored: Vec<(i32, [u8; 3])>,
 }
 
 impl ByteRows for PreviewRows<'_> {
@@ -58,19 +62,17 @@ impl ByteRows for PreviewRows<'_> {
         3
     }
     fn read_rows(&self, rows: Range<u32>, out: &mut [u8]) -> io::Result<()> {
-        let splat = self.set.read_plane_north(Plane::Splat, rows)?;
-        for (px, post) in out.chunks_exact_mut(3).zip(splat.chunks_exact(Plane::Splat.bytes())) {
-            let mut rgb = [0u32; 3];
-            for (f, w) in splat_pairs(post) {
-                let c = self.colors.get(&f).copied().unwrap_or([0; 3]);
-                for (acc, c) in rgb.iter_mut().zip(c) {
-                    *acc += u32::from(c) * u32::from(w);
+        let mut rgb = vec![0u32; out.len()];
+        for &(family, color) in &self.colored {
+            for (acc, &w) in rgb.chunks_exact_mut(3).zip(&self.set.read_splat_north(family, rows.clone())?) {
+                for (a, c) in acc.iter_mut().zip(color) {
+                    *a += u32::from(c) * u32::from(w);
                 }
             }
-            for (o, v) in px.iter_mut().zip(rgb) {
-                // Rounded; the bytes sum to at most 255, so the result stays ≤ 255.
-                *o = ((v + 127) / 255) as u8;
-            }
+        }
+        for (o, v) in out.iter_mut().zip(rgb) {
+            // Rounded; the bytes sum to at most 255, so the result stays ≤ 255.
+            *o = ((v + 127) / 255) as u8;
         }
         Ok(())
     }
@@ -229,10 +231,14 @@ impl ByteRows for EngineWeights<'_> {
         let lo = from_south(rows.end - 1).0;
         let hi = from_south(rows.start).0 + 1;
         let cols = self.set.grid.cols as usize;
-        let size = Plane::Splat.bytes();
-        let mut splat = vec![0u8; cols * (hi - lo + 1) as usize * size];
-        self.set.read_plane(Plane::Splat, lo, hi - lo + 1, &mut splat)?;
-        let post = |r: u32, c: u32| &splat[((r - lo) as usize * cols + c as usize) * size..][..size];
+        // Each family's bytes of the source rows (0 where a post lacks it: adding its zero
+        // weight changes no sum, so the sums are those of the post's own families).
+        let mut splat = Vec::with_capacity(self.families.len());
+        for &f in self.families {
+            let mut bytes = vec![0u8; cols * (hi - lo + 1) as usize];
+            self.set.read_splat(f, lo, hi - lo + 1, &mut bytes)?;
+            splat.push(bytes);
+        }
         let nch = self.channels.len();
         let mut acc = vec![0f32; self.families.len()];
         let mut bytes = vec![0u8; self.families.len()];
@@ -244,10 +250,9 @@ impl ByteRows for EngineWeights<'_> {
                     if w <= 0.0 {
                         continue;
                     }
-                    for (f, b) in splat_pairs(post(rr, cc)) {
-                        if let Ok(k) = self.families.binary_search(&f) {
-                            acc[k] += w as f32 * f32::from(b);
-                        }
+                    let at = (rr - lo) as usize * cols + cc as usize;
+                    for (a, family) in acc.iter_mut().zip(&splat) {
+                        *a += w as f32 * f32::from(family[at]);
                     }
                 }
                 let total: f32 = acc.iter().sum();

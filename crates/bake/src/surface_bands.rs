@@ -3,12 +3,18 @@
 //! the grid), the map writers read each band as soon as it is finished, and a killed bake
 //! resumes with the bands it has.
 //!
-//! A band file (`.trnbake-tiles/surface-r{R0}-{ROWS}.bin`) holds, for the band's posts
-//! (row-major from the south), one fixed-size plane per [`Plane`] of the [`BandLayout`], then
-//! the flora probabilities of every family per post and class (when the per-family maps or the
-//! scatter are wanted: per class a `u16` count a post, then `(i32 family, f32 probability)`
-//! entries), then a JSON [`BandMeta`] and its length, then the tile checkpoints' trailer
-//! (`TBK1` and the CRC-32 of everything before it).
+//! A band file (`.trnbake-tiles/surface-r{R0}-{ROWS}.bin`) holds the band's posts (row-major
+//! from the south) in chunks of [`CHUNK_ROWS`] rows: per chunk, one block per [`Plane`] of the
+//! [`BandLayout`] (its fixed-size values, LZ4-compressed unless that saves too little; see
+//! [`pack_block`]). Then come the flora probabilities of every family per post and class (when
+//! the per-family maps or the scatter are wanted: per class a `u16` count a post, then
+//! `(i32 family, f32 probability)` entries), then a JSON [`BandMeta`] (with the blocks'
+//! sizes) and its length, then the tile checkpoints' trailer (`TBK1` and the CRC-32 of
+//! everything before it).
+//!
+//! Why compressed: the ids, masks and splat weights repeat over large areas, so a full 2 m
+//! planet's checkpoints shrink from 76 to about 12 bytes a post (5.1 GB → 0.8 GB on disk and in
+//! the page cache), and writing them was the surface stage's largest single cost.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -28,7 +34,9 @@ pub enum Plane {
     Preview,
     /// The dominant shader family (f32, as `shader_id.tif` encodes it).
     ShaderId,
-    /// Up to four (family i32, splat byte u8) pairs: the post's splat weights, family 0 unused.
+    /// The post's splat byte of each family of the band ([`BandMeta::splat_families`]), a
+    /// block per family (0 where the post lacks it), so that each `splat_k.png` reads only
+    /// its own four families.
     Splat,
     /// Per flora class: the most likely family (f32) and its probability (f32).
     FloraId(u8),
@@ -46,13 +54,12 @@ pub enum Plane {
 }
 
 impl Plane {
-    /// Bytes a post.
+    /// Bytes a post (of each family's block, for [`Plane::Splat`]).
     pub fn bytes(self) -> usize {
         match self {
             Plane::Normals | Plane::Preview | Plane::Color => 3,
             Plane::ShaderId | Plane::FloraId(_) | Plane::FloraProbability(_) | Plane::WaterLevel | Plane::Environment => 4,
-            Plane::Splat => 20,
-            Plane::WaterMask | Plane::Exclude | Plane::Passable => 1,
+            Plane::WaterMask | Plane::Exclude | Plane::Passable | Plane::Splat => 1,
         }
     }
 }
@@ -62,25 +69,6 @@ impl Plane {
 pub struct BandLayout {
     pub planes: Vec<Plane>,
     pub probabilities: bool,
-}
-
-impl BandLayout {
-    /// Byte offset of `plane` in a band of `posts` posts.
-    pub fn offset(&self, plane: Plane, posts: usize) -> Option<u64> {
-        let mut at = 0u64;
-        for p in &self.planes {
-            if *p == plane {
-                return Some(at);
-            }
-            at += (p.bytes() * posts) as u64;
-        }
-        None
-    }
-
-    /// Bytes of the fixed planes of a band of `posts` posts.
-    pub fn planes_bytes(&self, posts: usize) -> u64 {
-        self.planes.iter().map(|p| (p.bytes() * posts) as u64).sum()
-    }
 }
 
 /// What a band found that the maps need over the whole grid.
@@ -97,6 +85,91 @@ pub struct BandMeta {
     pub probability_families: [Vec<i32>; 4],
     /// Per flora class: byte offsets of the counts and of the entries of the probabilities.
     pub probability_offsets: [(u64, u64); 4],
+    /// The stored size of every block of planes, chunk by chunk (from the south) and plane by
+    /// plane (the layout's order) within a chunk, the blocks following one another from the
+    /// file's start: `2 · bytes + 1` for a block stored as it is, `2 · bytes` for an LZ4 block.
+    pub blocks: Vec<u64>,
+}
+
+/// Rows of a chunk of a band file: the unit its planes are compressed in (and what a reader of
+/// a few rows decompresses). Eight rows of a full planet (8193 posts) make 64 Ki posts a chunk,
+/// and a band of 128 rows 16 chunks, which the band's threads encode in parallel.
+pub const CHUNK_ROWS: u32 = 8;
+
+/// The chunks of a band of `rows` rows, as (first row in the band, rows).
+pub fn band_chunks(rows: u32) -> impl Iterator<Item = (u32, u32)> {
+    (0..rows).step_by(CHUNK_ROWS as usize).map(move |r| (r, CHUNK_ROWS.min(rows - r)))
+}
+
+/// Append `raw` to `out` as one block of a band file, LZ4-compressed when that saves at least
+/// an eighth (noisy planes — normals — are stored as they are, so reading them costs no
+/// decompression); returns its [`BandMeta::blocks`] entry.
+pub fn pack_block(raw: &[u8], out: &mut Vec<u8>) -> u64 {
+    let start = out.len();
+    out.resize(start + lz4_flex::block::get_maximum_output_size(raw.len()), 0);
+    match lz4_flex::block::compress_into(raw, &mut out[start..]) {
+        Ok(n) if n * 8 <= raw.len() * 7 => {
+            out.truncate(start + n);
+            2 * n as u64
+        }
+        _ => {
+            out.truncate(start);
+            out.extend_from_slice(raw);
+            2 * raw.len() as u64 + 1
+        }
+    }
+}
+
+/// Where a block lies in its band file and how it is stored.
+#[derive(Clone, Copy, Debug)]
+struct BlockAt {
+    offset: u64,
+    stored: u64,
+    raw: bool,
+}
+
+/// The blocks of one band file: `per_chunk` a chunk, in the layout's order (the Splat plane's
+/// a family at a time).
+struct BandIndex {
+    blocks: Vec<BlockAt>,
+    per_chunk: usize,
+    /// Each layout plane's first block in a chunk.
+    first: Vec<usize>,
+    /// The band's splat families: the order of the Splat plane's blocks.
+    splat_families: Vec<i32>,
+}
+
+impl BandIndex {
+    /// The index of `meta`'s blocks, `None` unless it has one block per chunk and plane (and
+    /// splat family) of `layout` for a band of `rows` rows, each of a plausible size, all
+    /// before `body_end`.
+    fn of(meta: &BandMeta, layout: &BandLayout, cols: usize, rows: u32, body_end: u64) -> Option<BandIndex> {
+        let mut kinds = Vec::new();
+        let mut first = Vec::with_capacity(layout.planes.len());
+        for &plane in &layout.planes {
+            first.push(kinds.len());
+            let n = if plane == Plane::Splat { meta.splat_families.len() } else { 1 };
+            kinds.extend(std::iter::repeat_n(plane, n));
+        }
+        let per_chunk = kinds.len();
+        if meta.blocks.len() != band_chunks(rows).count() * per_chunk || !meta.splat_families.is_sorted() {
+            return None;
+        }
+        let mut blocks = Vec::with_capacity(meta.blocks.len());
+        let mut offset = 0u64;
+        for (k, &entry) in meta.blocks.iter().enumerate() {
+            let (chunk_rows, plane) = (band_chunks(rows).nth(k / per_chunk)?.1, kinds[k % per_chunk]);
+            let raw_len = (cols * chunk_rows as usize * plane.bytes()) as u64;
+            let (stored, raw) = (entry / 2, entry % 2 == 1);
+            // An LZ4 block expands at most 255-fold; a stored one is exactly the raw size.
+            if (raw && stored != raw_len) || (!raw && (stored == 0 || stored.saturating_mul(255) < raw_len)) {
+                return None;
+            }
+            blocks.push(BlockAt { offset, stored, raw });
+            offset = offset.checked_add(stored)?;
+        }
+        (offset <= body_end).then_some(BandIndex { blocks, per_chunk, first, splat_families: meta.splat_families.clone() })
+    }
 }
 
 const MAGIC: &[u8; 4] = b"TBK1";
@@ -118,8 +191,9 @@ pub fn band_file_bytes(mut body: Vec<u8>, meta: &BandMeta) -> Vec<u8> {
 }
 
 /// The meta of a finished band file, `None` when the file is missing, damaged (size, trailer
-/// or checksum) or of another layout (`expect_body` bytes of planes before the probabilities).
-pub fn verified_meta(path: &Path, expect_planes: u64) -> Option<BandMeta> {
+/// or checksum) or of another layout (its blocks are not those of `layout` for a band of
+/// `cols` × `rows` posts).
+pub fn verified_meta(path: &Path, layout: &BandLayout, cols: u32, rows: u32) -> Option<BandMeta> {
     let bytes = std::fs::read(path).ok()?;
     let n = bytes.len();
     if n < 12 || &bytes[n - 8..n - 4] != MAGIC || bytes[n - 4..] != crc32fast::hash(&bytes[..n - 8]).to_le_bytes() {
@@ -128,19 +202,28 @@ pub fn verified_meta(path: &Path, expect_planes: u64) -> Option<BandMeta> {
     let len = u32::from_le_bytes(bytes[n - 12..n - 8].try_into().ok()?) as usize;
     let start = (n - 12).checked_sub(len)?;
     let meta: BandMeta = serde_json::from_slice(&bytes[start..n - 12]).ok()?;
-    (start as u64 >= expect_planes).then_some(meta)
+    BandIndex::of(&meta, layout, cols as usize, rows, start as u64)?;
+    Some(meta)
 }
 
 /// The meta of a band file already verified (or just written) by this bake.
 pub fn read_meta(path: &Path) -> io::Result<BandMeta> {
-    let file = std::fs::File::open(path)?;
-    let n = file.metadata()?.len();
+    read_meta_and_body_end(path).map(|(meta, _)| meta)
+}
+
+/// [`read_meta`], and where the meta starts (the end of the blocks and probabilities).
+fn read_meta_and_body_end(path: &Path) -> io::Result<(BandMeta, u64)> {
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(named)?;
+    let n = file.metadata().map_err(named)?.len();
     let mut tail = [0u8; 12];
-    read_exact_at(&file, &mut tail, n.checked_sub(12).ok_or_else(|| io::Error::other("short band file"))?)?;
+    read_exact_at(&file, &mut tail, n.checked_sub(12).ok_or_else(|| named(io::Error::other("short band file")))?).map_err(named)?;
     let len = u64::from(u32::from_le_bytes(tail[..4].try_into().expect("4 bytes")));
+    let start = (n - 12).checked_sub(len).ok_or_else(|| named(io::Error::other("band meta longer than the file")))?;
     let mut json = vec![0u8; len as usize];
-    read_exact_at(&file, &mut json, n - 12 - len)?;
-    serde_json::from_slice(&json).map_err(|e| io::Error::other(format!("{}: {e}", path.display())))
+    read_exact_at(&file, &mut json, start).map_err(named)?;
+    let meta = serde_json::from_slice(&json).map_err(|e| named(io::Error::other(e)))?;
+    Ok((meta, start))
 }
 
 /// The bands of a grid, `rows` rows each from the south edge (the northmost ragged), listed
@@ -171,13 +254,25 @@ pub struct BandSet {
     /// Which bands are finished (a band is one full-width "tile" of `band_rows` rows), the
     /// same bookkeeping as the height tiles' (`bands::BandProgress`).
     progress: BandProgress,
+    /// Each finished band file's blocks (keyed by its first row), read at its first read.
+    indexes: std::sync::Mutex<std::collections::HashMap<u32, std::sync::Arc<BandIndex>>>,
+    /// The blocks decompressed last: readers of a few rows (a GeoTIFF strip, the row above a
+    /// PNG job) straddle chunks, and their neighbours read the same ones.
+    recent: std::sync::Mutex<std::collections::VecDeque<(BlockKey, std::sync::Arc<Vec<u8>>)>>,
 }
+
+/// A block of a band file: the band's first row, the chunk's index in the band and the
+/// block's in the chunk.
+type BlockKey = (u32, u32, usize);
+
+/// Blocks [`BandSet::recent`] keeps: a few for each of the map writers reading at once.
+const RECENT_BLOCKS: usize = 64;
 
 impl BandSet {
     pub fn new(grid: Grid, layout: BandLayout, band_rows: u32, tile_dir: PathBuf) -> Self {
         let all: Vec<TileSpec> = bands_north_first(&grid, band_rows).into_iter().map(|(r0, rows)| band_tile(&grid, r0, rows)).collect();
         let progress = BandProgress::new(&grid, band_rows, &all);
-        BandSet { grid, layout, band_rows, tile_dir, progress }
+        BandSet { grid, layout, band_rows, tile_dir, progress, indexes: Default::default(), recent: Default::default() }
     }
 
     /// The bands, north first, as (first grid row, rows).
@@ -211,12 +306,37 @@ impl BandSet {
         self.progress.wait_north_rows(rows)
     }
 
+    /// The blocks of the finished band (r0, rows).
+    fn index(&self, r0: u32, rows: u32) -> io::Result<std::sync::Arc<BandIndex>> {
+        let mut indexes = self.indexes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(index) = indexes.get(&r0) {
+            return Ok(index.clone());
+        }
+        let path = self.path(r0, rows);
+        let (meta, body_end) = read_meta_and_body_end(&path)?;
+        let index = BandIndex::of(&meta, &self.layout, self.grid.cols as usize, rows, body_end)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("{}: the blocks are not those of this bake's planes", path.display())))?;
+        let index = std::sync::Arc::new(index);
+        indexes.insert(r0, index.clone());
+        Ok(index)
+    }
+
     /// Plane `plane`'s bytes of file rows `rows` (0 = the north edge), north row first: what
     /// the image writers read.
     pub fn read_plane_north(&self, plane: Plane, rows: std::ops::Range<u32>) -> io::Result<Vec<u8>> {
-        let row_bytes = self.grid.cols as usize * plane.bytes();
+        self.north_first(plane.bytes(), rows, |r0, n, out| self.read_plane(plane, r0, n, out))
+    }
+
+    /// Family `family`'s splat bytes of file rows `rows`, north row first.
+    pub fn read_splat_north(&self, family: i32, rows: std::ops::Range<u32>) -> io::Result<Vec<u8>> {
+        self.north_first(1, rows, |r0, n, out| self.read_splat(family, r0, n, out))
+    }
+
+    /// File rows `rows` of `bytes` a post from `read(first grid row, rows, out)`, north first.
+    fn north_first(&self, bytes: usize, rows: std::ops::Range<u32>, read: impl FnOnce(u32, u32, &mut [u8]) -> io::Result<()>) -> io::Result<Vec<u8>> {
+        let row_bytes = self.grid.cols as usize * bytes;
         let mut south_first = vec![0u8; rows.len() * row_bytes];
-        self.read_plane(plane, self.grid.rows - rows.end, rows.len() as u32, &mut south_first)?;
+        read(self.grid.rows - rows.end, rows.len() as u32, &mut south_first)?;
         let mut north_first = Vec::with_capacity(south_first.len());
         for row in south_first.chunks_exact(row_bytes.max(1)).rev() {
             north_first.extend_from_slice(row);
@@ -224,24 +344,80 @@ impl BandSet {
         Ok(north_first)
     }
 
-    /// Plane `plane`'s bytes of grid rows `r0..r0 + rows` (south first), from the band files.
+    /// Plane `plane`'s bytes of grid rows `r0..r0 + rows` (south first), from the band files
+    /// (not the Splat plane: [`BandSet::read_splat`]).
     pub fn read_plane(&self, plane: Plane, r0: u32, rows: u32, out: &mut [u8]) -> io::Result<()> {
-        let cols = self.grid.cols as usize;
-        let row_bytes = cols * plane.bytes();
+        let p = self.layout.planes.iter().position(|&x| x == plane).filter(|_| plane != Plane::Splat);
+        let p = p.ok_or_else(|| io::Error::other(format!("the band files hold no {plane:?} plane")))?;
+        self.read_blocks(plane.bytes(), r0, rows, out, |index| Some(index.first[p]))
+    }
+
+    /// Family `family`'s splat bytes of grid rows `r0..r0 + rows` (south first): 0 in the
+    /// bands without it.
+    pub fn read_splat(&self, family: i32, r0: u32, rows: u32, out: &mut [u8]) -> io::Result<()> {
+        let p = self.layout.planes.iter().position(|&x| x == Plane::Splat).ok_or_else(|| io::Error::other("the band files hold no splat weights"))?;
+        self.read_blocks(1, r0, rows, out, |index| index.splat_families.binary_search(&family).ok().map(|k| index.first[p] + k))
+    }
+
+    /// Rows `r0..r0 + rows` (south first) of the blocks `block(band)` picks in each chunk of
+    /// each band (`bytes` a post; zeros where it picks none): stored blocks are read in place,
+    /// LZ4 blocks decompressed a chunk at a time.
+    fn read_blocks(&self, bytes: usize, r0: u32, rows: u32, out: &mut [u8], block: impl Fn(&BandIndex) -> Option<usize>) -> io::Result<()> {
+        let row_bytes = self.grid.cols as usize * bytes;
         assert_eq!(out.len(), rows as usize * row_bytes);
         let mut row = r0;
         while row < r0 + rows {
             let (b0, brows) = self.band_of(row);
-            let take = (b0 + brows).min(r0 + rows) - row;
+            let end = (b0 + brows).min(r0 + rows);
+            let index = self.index(b0, brows)?;
+            let Some(which) = block(&index) else {
+                out[(row - r0) as usize * row_bytes..(end - r0) as usize * row_bytes].fill(0);
+                row = end;
+                continue;
+            };
             let path = self.path(b0, brows);
-            let file = std::fs::File::open(&path).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-            let base = self.layout.offset(plane, cols * brows as usize).ok_or_else(|| io::Error::other(format!("the band files hold no {plane:?} plane")))?;
-            let at = base + ((row - b0) as usize * row_bytes) as u64;
-            let dst = (row - r0) as usize * row_bytes;
-            read_exact_at(&file, &mut out[dst..dst + take as usize * row_bytes], at).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-            row += take;
+            let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+            let file = std::fs::File::open(&path).map_err(named)?;
+            while row < end {
+                let chunk = (row - b0) / CHUNK_ROWS;
+                let c0 = b0 + chunk * CHUNK_ROWS;
+                let crows = CHUNK_ROWS.min(b0 + brows - c0);
+                let take = (c0 + crows).min(end) - row;
+                let at = index.blocks[chunk as usize * index.per_chunk + which];
+                let dst = &mut out[(row - r0) as usize * row_bytes..][..take as usize * row_bytes];
+                if at.raw {
+                    read_exact_at(&file, dst, at.offset + ((row - c0) as usize * row_bytes) as u64).map_err(named)?;
+                } else {
+                    let values = self.decompressed((b0, chunk, which), at, crows as usize * row_bytes, &file).map_err(named)?;
+                    dst.copy_from_slice(&values[(row - c0) as usize * row_bytes..][..take as usize * row_bytes]);
+                }
+                row += take;
+            }
         }
         Ok(())
+    }
+
+    /// The values of LZ4 block `key` (`len` bytes), from the recent blocks or decompressed
+    /// from `file`.
+    fn decompressed(&self, key: BlockKey, block: BlockAt, len: usize, file: &std::fs::File) -> io::Result<std::sync::Arc<Vec<u8>>> {
+        let recent = || self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, values)) = recent().iter().find(|(k, _)| *k == key) {
+            return Ok(values.clone());
+        }
+        let mut packed = vec![0u8; block.stored as usize];
+        read_exact_at(file, &mut packed, block.offset)?;
+        let mut values = vec![0u8; len];
+        match lz4_flex::block::decompress_into(&packed, &mut values) {
+            Ok(n) if n == len => {}
+            _ => return Err(io::Error::new(io::ErrorKind::InvalidData, format!("damaged block {} of chunk {} of the band", key.2, key.1))),
+        }
+        let values = std::sync::Arc::new(values);
+        let mut recent = recent();
+        if recent.len() == RECENT_BLOCKS {
+            recent.pop_front();
+        }
+        recent.push_back((key, values.clone()));
+        Ok(values)
     }
 
     /// Every family's probability per post of band (r0, rows) for flora class `class`:
@@ -263,12 +439,6 @@ impl BandSet {
             .collect();
         Ok((counts, entries))
     }
-}
-
-/// The pairs (family, byte) of one post of the Splat plane (4 family ids, then 4 bytes; id 0:
-/// unused slot).
-pub(crate) fn splat_pairs(post: &[u8]) -> impl Iterator<Item = (i32, u8)> + '_ {
-    (0..4).map(|k| (i32::from_le_bytes([post[k * 4], post[k * 4 + 1], post[k * 4 + 2], post[k * 4 + 3]]), post[16 + k])).filter(|p| p.0 != 0)
 }
 
 /// Bytes of `shares` (non-negative, summing to 255) that sum to exactly 255: each share's
@@ -304,25 +474,103 @@ pub fn largest_remainder_bytes(shares: &[f32], out: &mut [u8]) {
 mod tests {
     use super::*;
 
+    /// The test's value of `plane` (its byte `b` of a post) at grid post (c, r); splat family
+    /// `f`'s byte where a band has it.
+    fn value(plane: Plane, f: i32, c: u32, r: u32, b: usize) -> u8 {
+        match plane {
+            // Constant runs (LZ4 blocks) …
+            Plane::ShaderId => ((r / 5) as u8).wrapping_add(b as u8),
+            Plane::Splat => ((c / 7 + r) as u8) ^ (f as u8),
+            // … and noise (stored blocks).
+            _ => ((c.wrapping_mul(2_654_435_761) ^ r.wrapping_mul(40_503) ^ (b as u32 * 97)) >> 7) as u8,
+        }
+    }
+
+    /// The splat families of the band starting at row `r0`.
+    fn families(r0: u32) -> Vec<i32> {
+        match r0 {
+            0 => vec![3, 9],
+            128 => vec![9],
+            _ => vec![],
+        }
+    }
+
+    /// Write the band files of `set` as the bake does: per chunk, a block per plane (and
+    /// splat family).
+    fn write_bands(set: &BandSet) {
+        let cols = set.grid.cols;
+        for (r0, rows) in set.bands() {
+            let mut body = Vec::new();
+            let mut meta = BandMeta { splat_families: families(r0), ..Default::default() };
+            for (c0, crows) in band_chunks(rows) {
+                for &plane in &set.layout.planes {
+                    let fams = if plane == Plane::Splat { meta.splat_families.clone() } else { vec![0] };
+                    for f in fams {
+                        let mut raw = Vec::new();
+                        for r in r0 + c0..r0 + c0 + crows {
+                            for c in 0..cols {
+                                raw.extend((0..plane.bytes()).map(|b| value(plane, f, c, r, b)));
+                            }
+                        }
+                        meta.blocks.push(pack_block(&raw, &mut body));
+                    }
+                }
+            }
+            std::fs::write(set.path(r0, rows), band_file_bytes(body, &meta)).unwrap();
+        }
+    }
+
     #[test]
-    fn bands_cover_the_grid_from_the_north_and_a_damaged_file_is_refused() {
-        let grid = Grid { x0: 0.0, z0: 0.0, spacing: 1.0, cols: 3, rows: 300 };
+    fn band_files_read_back_every_plane_and_a_damaged_file_is_refused() {
+        let grid = Grid { x0: 0.0, z0: 0.0, spacing: 1.0, cols: 37, rows: 300 };
         assert_eq!(bands_north_first(&grid, 128), vec![(256, 44), (128, 128), (0, 128)]);
         let dir = std::env::temp_dir().join(format!("trnbake-bands-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("b.bin");
-        let meta = BandMeta { splat_families: vec![3, 9], ..Default::default() };
-        let bytes = band_file_bytes(vec![7u8; 40], &meta);
-        std::fs::write(&path, &bytes).unwrap();
-        assert_eq!(verified_meta(&path, 40), Some(meta.clone()));
-        assert_eq!(read_meta(&path).unwrap(), meta);
-        assert_eq!(verified_meta(&path, 41 + bytes.len() as u64), None, "another layout");
+        let layout = BandLayout { planes: vec![Plane::ShaderId, Plane::Splat, Plane::Normals], probabilities: false };
+        let set = BandSet::new(grid, layout.clone(), 128, dir.clone());
+        write_bands(&set);
+        for (r0, rows) in set.bands() {
+            let meta = verified_meta(&set.path(r0, rows), &layout, grid.cols, rows).expect("a whole band file");
+            assert_eq!(meta.splat_families, families(r0));
+        }
+        // Both kinds of block are there.
+        let meta = read_meta(&set.path(0, 128)).unwrap();
+        assert!(meta.blocks.iter().any(|b| b % 2 == 0) && meta.blocks.iter().any(|b| b % 2 == 1), "{:?}", meta.blocks);
+
+        // Row ranges inside a chunk, across chunks and across bands, twice (the recent blocks).
+        for _ in 0..2 {
+            for (r0, rows) in [(0, 300), (3, 2), (5, 9), (120, 20), (127, 140), (299, 1)] {
+                for plane in [Plane::ShaderId, Plane::Normals] {
+                    let mut got = vec![0u8; rows as usize * 37 * plane.bytes()];
+                    set.read_plane(plane, r0, rows, &mut got).unwrap();
+                    let want: Vec<u8> = (r0..r0 + rows).flat_map(|r| (0..37).flat_map(move |c| (0..plane.bytes()).map(move |b| value(plane, 0, c, r, b)))).collect();
+                    assert_eq!(got, want, "{plane:?} rows {r0}+{rows}");
+                }
+                for f in [3, 9, 5] {
+                    let mut got = vec![0u8; rows as usize * 37];
+                    set.read_splat(f, r0, rows, &mut got).unwrap();
+                    let want: Vec<u8> = (r0..r0 + rows)
+                        .flat_map(|r| (0..37).map(move |c| if families(r - r % 128).contains(&f) { value(Plane::Splat, f, c, r, 0) } else { 0 }))
+                        .collect();
+                    assert_eq!(got, want, "splat family {f} rows {r0}+{rows}");
+                }
+            }
+        }
+        let north = set.read_plane_north(Plane::ShaderId, 0..2).unwrap();
+        assert_eq!(&north[..4], &[59, 60, 61, 62], "file row 0 is grid row 299");
+        assert!(set.read_plane(Plane::Splat, 0, 1, &mut [0u8; 37]).is_err(), "the Splat plane is read a family at a time");
+
+        let path = set.path(0, 128);
+        let bytes = std::fs::read(&path).unwrap();
+        let other = BandLayout { planes: vec![Plane::ShaderId, Plane::Splat], probabilities: false };
+        assert!(verified_meta(&path, &other, grid.cols, 128).is_none(), "another layout");
+        assert!(verified_meta(&path, &layout, grid.cols + 1, 128).is_none(), "another width");
         let mut bad = bytes.clone();
         bad[5] ^= 1;
         std::fs::write(&path, &bad).unwrap();
-        assert_eq!(verified_meta(&path, 40), None, "checksum");
+        assert!(verified_meta(&path, &layout, grid.cols, 128).is_none(), "checksum");
         std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
-        assert_eq!(verified_meta(&path, 40), None, "truncated");
+        assert!(verified_meta(&path, &layout, grid.cols, 128).is_none(), "truncated");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

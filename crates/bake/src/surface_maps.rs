@@ -14,7 +14,7 @@
 //! scatter) are written from the band checkpoints once every band is finished.
 
 use crate::folder::write_json;
-use crate::surface_bands::{largest_remainder_bytes, splat_pairs, band_file_bytes, read_meta, verified_meta, BandLayout, BandMeta, BandSet, Plane};
+use crate::surface_bands::{band_chunks, band_file_bytes, largest_remainder_bytes, pack_block, read_meta, verified_meta, BandLayout, BandMeta, BandSet, Plane};
 use crate::CheckpointSource;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -35,7 +35,7 @@ use trnbake_swg::surface::grid::{band_apron_heights, band_normals, band_results,
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::smap::smap_chunks;
 use trnbake_swg::surface::supersample::flora_supersampled_rows;
-use trnbake_swg::surface::SurfaceEvaluator;
+use trnbake_swg::surface::{SurfaceEvaluator, SPLAT_LAYERS};
 use trnbake_swg::water::WaterTables;
 
 const CHANNELS: [&str; 4] = ["r", "g", "b", "a"];
@@ -254,7 +254,7 @@ impl SurfaceMapsJob {
             h.update((ramps.len() as u64).to_le_bytes());
             h.update(&ramps);
         }
-        h.update(format!("{:?}|{:?}|{:?}|{}|{}|v1", se.opts, self.normals, self.layout(), self.citation, self.flora_supersample).as_bytes());
+        h.update(format!("{:?}|{:?}|{:?}|{}|{}|v2", se.opts, self.normals, self.layout(), self.citation, self.flora_supersample).as_bytes());
         trnbake_raster::hex(&h.finalize())
     }
 
@@ -272,10 +272,9 @@ impl SurfaceMapsJob {
 
         // Resume: bands whose checkpoint is whole are done from the start.
         let bands = set.bands();
-        let planes_bytes = |rows: u32| set.layout.planes_bytes(grid.cols as usize * rows as usize);
         let mut todo = Vec::new();
         for (k, &(r0, rows)) in bands.iter().enumerate() {
-            if verified_meta(&set.path(r0, rows), planes_bytes(rows)).is_some() {
+            if verified_meta(&set.path(r0, rows), &set.layout, grid.cols, rows).is_some() {
                 set.done(k);
                 timing.bands_resumed += 1;
             } else {
@@ -441,33 +440,50 @@ impl SurfaceMapsJob {
         Ok(ComputedBand { padded, normals, results, probabilities, water })
     }
 
-    /// The band checkpoint's bytes: every plane, the probabilities and the meta.
+    /// The band checkpoint's bytes: every plane's blocks, the probabilities and the meta. The
+    /// band's threads take a chunk of rows each, encode all its planes in one pass over its
+    /// posts (each post's results read once) and compress them ([`pack_block`]).
     fn encode_band(&self, set: &BandSet, band: &BandValues, probabilities: Option<&[ClassProbabilities]>) -> Vec<u8> {
-        let posts = band.results.len();
-        let colors: std::collections::HashMap<i32, [u8; 3]> = self.terrain.generator.shader_families.families().iter().map(|f| (f.id, f.color)).collect();
-        let mut body = Vec::with_capacity(set.layout.planes_bytes(posts) as usize);
-        for &plane in &set.layout.planes {
-            let size = plane.bytes();
-            let start = body.len();
-            body.resize(start + posts * size, 0);
-            body[start..].par_chunks_mut(size * 1024).enumerate().for_each(|(chunk, out)| {
-                for (k, post) in out.chunks_exact_mut(size).enumerate() {
-                    band.encode(plane, chunk * 1024 + k, post, &colors);
-                }
-            });
-        }
+        let cols = band.cols;
+        let rows = (band.results.len() / cols.max(1)) as u32;
+        let mut colors: Vec<(i32, [u8; 3])> = self.terrain.generator.shader_families.families().iter().map(|f| (f.id, f.color)).collect();
+        // By id for a binary search; a repeated id keeps its last colour (as a map collected
+        // from the list would): reversed, stably sorted, the first of each id kept.
+        colors.reverse();
+        colors.sort_by_key(|c| c.0);
+        colors.dedup_by_key(|c| c.0);
+        let planes = &set.layout.planes;
+        // The Splat plane's blocks: every family with a weight in the band.
+        let splat_families = if planes.contains(&Plane::Splat) {
+            band.results.par_chunks(1 << 15).map(|posts| distinct_sorted(posts.iter().flat_map(post_splat_families))).reduce(Vec::new, |a, b| distinct_sorted(a.into_iter().chain(b)))
+        } else {
+            Vec::new()
+        };
+        let chunks: Vec<(u32, u32)> = band_chunks(rows).collect();
+        let encoded: Vec<(Vec<u8>, Vec<u64>, BandFigures)> = chunks
+            .par_iter()
+            .map(|&(c0, crows)| {
+                let posts = c0 as usize * cols..(c0 + crows) as usize * cols;
+                let raw = band.encode_rows(planes, c0 as usize..(c0 + crows) as usize, &colors, &splat_families);
+                let mut packed = Vec::new();
+                let blocks = raw.iter().map(|values| pack_block(values, &mut packed)).collect();
+                (packed, blocks, BandFigures::of(&band.results[posts]))
+            })
+            .collect();
+        let mut body = Vec::with_capacity(encoded.iter().map(|e| e.0.len()).sum());
         let mut meta = BandMeta::default();
-        // The band's figures in one parallel pass over its posts (chunks merged in order).
-        let figures = band.results.par_chunks(1 << 15).map(BandFigures::of).reduce(BandFigures::default, BandFigures::merge);
-        for &plane in &set.layout.planes {
-            match plane {
-                Plane::Splat => meta.splat_families = figures.splat_families.clone(),
-                Plane::FloraId(k) => {
-                    let k = usize::from(k);
-                    meta.flora_ids[k] = figures.flora_ids[k].clone();
-                    meta.flora_range[k] = figures.flora_range[k];
-                }
-                _ => {}
+        let mut figures = BandFigures::default();
+        for (packed, blocks, chunk_figures) in encoded {
+            body.extend_from_slice(&packed);
+            meta.blocks.extend(blocks);
+            figures = BandFigures::merge(figures, chunk_figures);
+        }
+        meta.splat_families = splat_families;
+        for &plane in planes {
+            if let Plane::FloraId(k) = plane {
+                let k = usize::from(k);
+                meta.flora_ids[k] = figures.flora_ids[k].clone();
+                meta.flora_range[k] = figures.flora_range[k];
             }
         }
         if let Some(probs) = probabilities {
@@ -521,54 +537,103 @@ struct BandValues<'a> {
     range: (f32, f32),
 }
 
-impl BandValues<'_> {
-    /// Post `i`'s bytes of `plane` (the values the maps encode; see each writer).
-    fn encode(&self, plane: Plane, i: usize, out: &mut [u8], colors: &std::collections::HashMap<i32, [u8; 3]>) {
-        let r = &self.results[i];
-        let height = || self.heights.at(i % self.cols, i / self.cols);
-        let under_water = || self.water.get(i).copied().flatten().is_some_and(|w| height() < w);
+impl<'a> BandValues<'a> {
+    /// Every block's bytes of the band's rows `rows` (each plane's, the Splat plane's a family
+    /// of `splat_families` at a time), in one pass over their posts.
+    #[inline(never)]
+    fn encode_rows(&self, planes: &[Plane], rows: std::ops::Range<usize>, colors: &[(i32, [u8; 3])], splat_families: &[i32]) -> Vec<Vec<u8>> {
+        let posts = rows.len() * self.cols;
+        let blocks_of = |p: &Plane| if *p == Plane::Splat { splat_families.len() } else { 1 };
+        let mut raw: Vec<Vec<u8>> = planes.iter().flat_map(|p| std::iter::repeat_n(p.bytes(), blocks_of(p))).map(|bytes| vec![0u8; posts * bytes]).collect();
+        let mut k = 0;
+        for r in rows {
+            for c in 0..self.cols {
+                let post = self.post(c, r);
+                let mut block = 0;
+                for &plane in planes {
+                    if plane == Plane::Splat {
+                        let (fams, bytes, n) = post.splat_bytes();
+                        for (f, b) in fams[..n].iter().zip(bytes) {
+                            let at = splat_families.binary_search(f).expect("the band's splat families hold each post's");
+                            raw[block + at][k] = b;
+                        }
+                        block += splat_families.len();
+                    } else {
+                        let size = plane.bytes();
+                        post.encode(plane, &mut raw[block][k * size..(k + 1) * size], colors);
+                        block += 1;
+                    }
+                }
+                k += 1;
+            }
+        }
+        raw
+    }
+
+    /// The values of the post in column `c` of the band's row `r`.
+    fn post(&self, c: usize, r: usize) -> PostValues<'a> {
+        let i = r * self.cols + c;
+        PostValues { result: &self.results[i], normal: self.normals[i], height: self.heights.at(c, r), water: self.water.get(i).copied().flatten(), range: self.range }
+    }
+}
+
+/// One post's evaluated values, for [`PostValues::encode`].
+struct PostValues<'a> {
+    result: &'a PostSurface,
+    normal: [f32; 3],
+    height: f32,
+    /// The water surface over the post, if any.
+    water: Option<f32>,
+    range: (f32, f32),
+}
+
+impl PostValues<'_> {
+    /// The post's splat families (distinct, ascending) and their bytes, the first `n` of each:
+    /// each family's byte depends on the post's weights alone ([`splat_bytes`]), so the maps'
+    /// channels can be chosen once every band is done.
+    fn splat_bytes(&self) -> ([i32; SPLAT_LAYERS], [u8; SPLAT_LAYERS], usize) {
+        let mut fams = [0i32; SPLAT_LAYERS];
+        let mut n = 0;
+        for f in post_splat_families(self.result) {
+            fams[n] = f;
+            n += 1;
+        }
+        fams[..n].sort_unstable();
+        let mut distinct = 0;
+        for k in 0..n {
+            if distinct == 0 || fams[k] != fams[distinct - 1] {
+                fams[distinct] = fams[k];
+                distinct += 1;
+            }
+        }
+        let mut bytes = [0u8; SPLAT_LAYERS];
+        splat_bytes_into(self.result, &fams[..distinct], &mut bytes[..distinct]);
+        (fams, bytes, distinct)
+    }
+
+    /// The post's bytes of `plane` (the values the maps encode; see each writer); `colors`:
+    /// each shader family's legend colour, by id.
+    fn encode(&self, plane: Plane, out: &mut [u8], colors: &[(i32, [u8; 3])]) {
+        let r = self.result;
+        let under_water = self.water.is_some_and(|w| self.height < w);
         let f32_bytes = |out: &mut [u8], v: f32| out.copy_from_slice(&v.to_le_bytes());
         match plane {
             Plane::Normals => {
-                let v = self.normals[i];
+                let v = self.normal;
                 for (o, c) in out.iter_mut().zip([v[0], v[2], v[1]]) {
-                    *o = ((c * 0.5 + 0.5) * 255.0).round() as u8;
+                    *o = round_to_byte((c * 0.5 + 0.5) * 255.0);
                 }
             }
             Plane::ShaderId => f32_bytes(out, r.shader.max(0) as f32),
-            Plane::Splat => {
-                // The post's own families give its bytes: each family's byte depends on the
-                // post's weights alone (`splat_bytes`), so the channels can be chosen later.
-                let mut fams = [0i32; trnbake_swg::surface::SPLAT_LAYERS];
-                let mut n = 0;
-                for e in r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0) {
-                    fams[n] = e.0;
-                    n += 1;
-                }
-                fams[..n].sort_unstable();
-                let mut distinct = 0;
-                for k in 0..n {
-                    if distinct == 0 || fams[k] != fams[distinct - 1] {
-                        fams[distinct] = fams[k];
-                        distinct += 1;
-                    }
-                }
-                let mut bytes = [0u8; trnbake_swg::surface::SPLAT_LAYERS];
-                splat_bytes_into(r, &fams[..distinct], &mut bytes[..distinct]);
-                for k in 0..4 {
-                    let (f, b) = if k < distinct { (fams[k], bytes[k]) } else { (0, 0) };
-                    out[k * 4..k * 4 + 4].copy_from_slice(&f.to_le_bytes());
-                    out[16 + k] = b;
-                }
-            }
+            Plane::Splat => unreachable!("the Splat plane is encoded a family at a time (BandValues::encode_rows)"),
             Plane::FloraId(k) => f32_bytes(out, r.flora[usize::from(k)].0.max(0) as f32),
             Plane::FloraProbability(k) => f32_bytes(out, r.flora[usize::from(k)].1),
-            Plane::WaterLevel => f32_bytes(out, self.water[i].unwrap_or(f32::NAN)),
-            Plane::WaterMask => out[0] = if under_water() { 255 } else { 0 },
+            Plane::WaterLevel => f32_bytes(out, self.water.unwrap_or(f32::NAN)),
+            Plane::WaterMask => out[0] = if under_water { 255 } else { 0 },
             Plane::Environment => f32_bytes(out, r.environment.max(0) as f32),
             Plane::Color => {
                 for (o, c) in out.iter_mut().zip(r.color) {
-                    *o = (c.clamp(0.0, 1.0) * 255.0).round() as u8;
+                    *o = round_to_byte(c.clamp(0.0, 1.0) * 255.0);
                 }
             }
             Plane::Exclude => out[0] = if r.excluded { 255 } else { 0 },
@@ -576,25 +641,40 @@ impl BandValues<'_> {
             Plane::Preview => {
                 let (lo, hi) = self.range;
                 let span = (hi - lo).max(1e-3);
-                let shade = 0.35 + 0.65 * hillshade(self.normals[i]);
-                let h = height();
-                let base = match colors.get(&r.shader) {
-                    Some(c) => c.map(|v| f32::from(v) / 255.0),
+                let shade = 0.35 + 0.65 * hillshade(self.normal);
+                let h = self.height;
+                let base = match colors.binary_search_by_key(&r.shader, |c| c.0) {
+                    Ok(k) => colors[k].1.map(|v| f32::from(v) / 255.0),
                     // Height tint: low sand → high grey-brown.
-                    None => {
+                    Err(_) => {
                         let u = ((h - lo) / span).clamp(0.0, 1.0);
                         [0.78 - 0.3 * u, 0.70 - 0.3 * u, 0.52 - 0.2 * u]
                     }
                 };
                 let mut rgb = base.map(|c| c * shade);
-                if under_water() {
+                if under_water {
                     rgb = [0.12, 0.30, 0.55].map(|c| c * (0.8 + 0.2 * shade));
                 }
                 for (o, c) in out.iter_mut().zip(rgb) {
-                    *o = (c.clamp(0.0, 1.0) * 255.0).round() as u8;
+                    *o = round_to_byte(c.clamp(0.0, 1.0) * 255.0);
                 }
             }
         }
+    }
+}
+
+/// `x.round() as u8` (halves away from zero, saturating, NaN → 0) without libm's `roundf`
+/// call: the encoders round ~10 values a post.
+fn round_to_byte(x: f32) -> u8 {
+    // In range, truncation is exact and the remainder x − t exactly representable.
+    if x > 0.0 && x < 256.0 {
+        let t = x as u32;
+        (t + u32::from(x - t as f32 >= 0.5)).min(255) as u8
+    } else if x >= 256.0 {
+        255
+    } else {
+        // ≤ 0 or NaN: round() gives −0, a negative number or NaN, all 0 as u8.
+        0
     }
 }
 
@@ -696,7 +776,7 @@ impl SurfaceMapsJob {
             }
             files.push(write_json(&dir.join("splat_legend.json"), &serde_json::json!({ "channels": legend, "weights": "per post, summing to 255 where a shader applies" }))?);
             // Something to look at, and the engines' own packings of the same weights.
-            files.push(crate::engine_splat::write_preview(dir, set, generator)?);
+            files.push(crate::engine_splat::write_preview(dir, set, &families, generator)?);
             files.extend(crate::engine_splat::write_engine_maps(dir, set, &families, generator, inputs.export, inputs.quiet)?);
             Ok(vec![(order::SPLAT + 1, files)])
         };
@@ -854,19 +934,16 @@ impl ByteRows for SplatRows<'_> {
         4
     }
     fn read_rows(&self, rows: std::ops::Range<u32>, out: &mut [u8]) -> io::Result<()> {
-        let splat = self.set.read_plane_north(Plane::Splat, rows)?;
-        for (px, post) in out.chunks_exact_mut(4).zip(splat.chunks_exact(Plane::Splat.bytes())) {
-            for (ch, family) in self.channels.iter().enumerate() {
-                px[ch] = family.map_or(0, |f| splat_weight(post, f));
+        out.fill(0);
+        for (ch, family) in self.channels.iter().enumerate() {
+            if let Some(f) = family {
+                for (px, &b) in out.chunks_exact_mut(4).zip(&self.set.read_splat_north(*f, rows.clone())?) {
+                    px[ch] = b;
+                }
             }
         }
         Ok(())
     }
-}
-
-/// The byte of `family` at one post of the Splat plane (0 where the post lacks it).
-fn splat_weight(post: &[u8], family: i32) -> u8 {
-    splat_pairs(post).find(|p| p.0 == family).map_or(0, |p| p.1)
 }
 
 /// One flora family's probability per post, from the band checkpoints' probabilities.
@@ -924,6 +1001,11 @@ impl HeightSource for FamilySource<'_> {
         Ok(())
     }
 }
+/// The families of a post's splat layers with a weight (repeats possible).
+fn post_splat_families(r: &PostSurface) -> impl Iterator<Item = i32> + '_ {
+    r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0)
+}
+
 /// Splat weights of one post for `families` (the splat channels), summing to 255 where the
 /// post has any shader (largest-remainder rounding), all 0 elsewhere.
 pub fn splat_bytes(r: &PostSurface, families: &[i32]) -> Vec<u8> {
@@ -954,11 +1036,10 @@ pub fn splat_bytes_into(r: &PostSurface, families: &[i32], out: &mut [u8]) {
     largest_remainder_bytes(shares, out);
 }
 
-/// What a band's meta records of its posts: the splat families with a weight, and per flora
-/// class the most likely families and the range of their (finite) probabilities.
+/// What a band's meta records of its posts' flora: per class the most likely families and
+/// the range of their (finite) probabilities.
 #[derive(Default)]
 struct BandFigures {
-    splat_families: Vec<i32>,
     flora_ids: [Vec<i32>; 4],
     flora_range: [Option<(f32, f32)>; 4],
 }
@@ -966,7 +1047,6 @@ struct BandFigures {
 impl BandFigures {
     fn of(posts: &[PostSurface]) -> BandFigures {
         BandFigures {
-            splat_families: distinct_sorted(posts.iter().flat_map(|r| r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0))),
             flora_ids: std::array::from_fn(|k| distinct_sorted(posts.iter().map(|r| r.flora[k].0.max(0)).filter(|&i| i != 0))),
             flora_range: std::array::from_fn(|k| {
                 let finite = posts.iter().map(|r| r.flora[k].1).filter(|v| v.is_finite());
@@ -982,7 +1062,6 @@ impl BandFigures {
             (x, y) => x.or(y),
         };
         BandFigures {
-            splat_families: union(&a.splat_families, &b.splat_families),
             flora_ids: std::array::from_fn(|k| union(&a.flora_ids[k], &b.flora_ids[k])),
             flora_range: std::array::from_fn(|k| range(a.flora_range[k], b.flora_range[k])),
         }
@@ -1103,4 +1182,25 @@ pub fn write_png8(path: &Path, cols: u32, rows: u32, channels: usize, data: &[u8
     let stride = cols as usize * channels;
     let north_first: Vec<u8> = data.chunks_exact(stride.max(1)).rev().flatten().copied().collect();
     write_png8_from(path, &MemRows { width: cols, height: rows, channels: channels as u32, data: &north_first })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_to_byte_is_round_as_u8() {
+        let mut cases = vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, f32::MIN, 0.0, -0.0, f32::MIN_POSITIVE, 1e30, -1e30];
+        // Every half and whole number of the range and its neighbours, where rounding turns.
+        for k in -4..=1024 {
+            let x = k as f32 * 0.5;
+            cases.extend([x, x.next_up(), x.next_down(), x.next_up().next_up(), x.next_down().next_down()]);
+        }
+        // And a dense sweep.
+        cases.extend((0..2_000_000).map(|k| -10.0 + k as f32 * 1.37e-4));
+        for x in cases {
+            assert_eq!(round_to_byte(x), x.round() as u8, "{x:e}");
+        }
+    }
+
 }

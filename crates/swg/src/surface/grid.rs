@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::normals::{post_normal, NormalMethod};
+use super::normals::{faces_normals_row, post_normal, NormalMethod};
 use super::{most_likely_of, Ground, SurfaceEvaluator, SurfaceResult};
 use crate::eval::{Grid, HeightEvaluator};
 use crate::water::WaterTables;
@@ -84,20 +84,26 @@ pub fn band_normals(grid: &Grid, r0: u32, rows: u32, padded: &[f32], half_width:
     assert_eq!(padded.len(), (cols + 2) * (rows + 2), "heights with a 1-post apron");
     let (gc0, gr0) = global_post_index(grid, half_width);
     let gr0 = gr0 + i64::from(r0);
-    (0..rows * cols)
-        .into_par_iter()
-        .with_min_len(1024)
-        .map(|i| {
-            let (c, r) = (i % cols, i / cols);
-            let mut h = [[0.0f32; 3]; 3];
-            for (dz, hrow) in h.iter_mut().enumerate() {
-                // Padded row r + dz is band row r + dz − 1.
-                let at = (r + dz) * (cols + 2) + c;
-                hrow.copy_from_slice(&padded[at..at + 3]);
+    let spacing = grid.spacing as f32;
+    let mut out = vec![[0.0f32; 3]; rows * cols];
+    let width = crate::lanes::width();
+    out.par_chunks_mut(cols.max(1)).enumerate().for_each(|(r, row)| {
+        // Padded row r + dz is band row r + dz − 1.
+        let padded_row = |dz: usize| &padded[(r + dz) * (cols + 2)..(r + dz + 1) * (cols + 2)];
+        match method {
+            NormalMethod::Faces => faces_normals_row(width, [padded_row(0), padded_row(1), padded_row(2)], spacing, &|c| (gc0 + gr0 + (c + r) as i64).rem_euclid(2) == 0, row),
+            NormalMethod::Central => {
+                for (c, o) in row.iter_mut().enumerate() {
+                    let h = [0, 1, 2].map(|dz| {
+                        let p = padded_row(dz);
+                        [p[c], p[c + 1], p[c + 2]]
+                    });
+                    *o = post_normal(method, &h, spacing, gc0 + c as i64, gr0 + r as i64);
+                }
             }
-            post_normal(method, &h, grid.spacing as f32, gc0 + c as i64, gr0 + r as i64)
-        })
-        .collect()
+        }
+    });
+    out
 }
 
 /// The grid's heights with a 1-post apron: (cols + 2) × (rows + 2) posts, row-major from the

@@ -7,8 +7,8 @@
 //! traces of swg-trn §5.9 (`SlopeHeight::Tree`) are walked a row at a time as well (the CPU
 //! twin of kernels/surface.wgsl `slope_heights_pass`).
 
-use super::normals::{post_normal, NormalMethod};
-use super::{apply_tree_surface, surface_filter_value, GridBlock, Ground, LastNormal, SurfaceEvaluator, SurfaceResult, SurfaceWalk};
+use super::normals::faces_normals_row;
+use super::{apply_tree_surface, surface_filter_value, GridBlock, Ground, SurfaceEvaluator, SurfaceResult, SurfaceWalk};
 use crate::eval::feather::feather;
 use crate::eval::walk_strip::{height_affector_lanes, lane_filter, live_range, trace_row, walk_row, RowPass, RowScratch};
 use crate::lanes::{Lanes, Width};
@@ -24,35 +24,39 @@ struct SlopeRows<'a> {
     /// The posts' global indices (the quad diagonals of the normal, swg-trn §5.1).
     gx: &'a [i64],
     gz: i64,
-    /// Per lane, the last 3×3 heights and their normal (FSLP layers with no height affector
-    /// between them read the same heights; the normal is the costly part).
-    last: &'a mut [Option<LastNormal>],
+    lanes: Width,
+    /// The normals last computed ([`SlopeRows::normals_before`]), per lane.
+    normals: &'a mut [[f32; 3]],
+    /// Their slot and lanes (FSLP layers with no height affector between them read the same
+    /// heights, so the next layer's normals are often these).
+    last: Option<(usize, std::ops::Range<usize>)>,
 }
 
 impl SlopeRows<'_> {
-    /// The unit normal (faces reading) at lane `l` from the heights before FSLP layer `layer`.
-    fn normal_before(&mut self, plan: &BakePlan, layer: usize, l: usize) -> [f32; 3] {
+    /// The unit normals (faces reading) of lanes `lanes` from the heights before FSLP layer
+    /// `layer`, in [`SlopeRows::normals`]: computed a row of lanes at a time, or kept when the
+    /// last ones cover these lanes and read the same heights.
+    fn normals_before(&mut self, plan: &BakePlan, layer: usize, lanes: std::ops::Range<usize>) {
         let slot = (plan.layers[layer].slope_rank as usize).max(1) - 1;
-        let at = slot * self.width + l;
-        let (s, c, n) = (&self.rows[0][at..at + 3], &self.rows[1][at..at + 3], &self.rows[2][at..at + 3]);
-        let h = [[s[0], s[1], s[2]], [c[0], c[1], c[2]], [n[0], n[1], n[2]]];
-        let bits = |r: [f32; 3]| [r[0].to_bits(), r[1].to_bits(), r[2].to_bits()];
-        let key = [bits(h[0]), bits(h[1]), bits(h[2])];
-        if let Some((k, n)) = self.last[l] {
-            // Branch-free equality of the 9 bit patterns (a call to memcmp cost more).
-            let mut d = 0;
-            for dz in 0..3 {
-                for dx in 0..3 {
-                    d |= k[dz][dx] ^ key[dz][dx];
+        let ring = |slot: usize, dz: usize| &self.rows[dz][slot * self.width + lanes.start..slot * self.width + lanes.end + 2];
+        if let Some((last, done)) = &self.last {
+            // Bit patterns, so NaN heights compare equal to themselves.
+            let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+            if done.start <= lanes.start && lanes.end <= done.end {
+                if *last == slot {
+                    return;
+                }
+                if (0..3).all(|dz| same(ring(*last, dz), ring(slot, dz))) {
+                    // Only these lanes are known to read the same heights.
+                    self.last = Some((slot, lanes));
+                    return;
                 }
             }
-            if d == 0 {
-                return n;
-            }
         }
-        let n = post_normal(NormalMethod::Faces, &h, self.spacing, self.gx[l], self.gz);
-        self.last[l] = Some((key, n));
-        n
+        let (gx, gz) = (self.gx, self.gz);
+        let even = |k: usize| (gx[lanes.start + k] ^ gz) & 1 == 0;
+        faces_normals_row(self.lanes, [ring(slot, 0), ring(slot, 1), ring(slot, 2)], self.spacing, &even, &mut self.normals[lanes.clone()]);
+        self.last = Some((slot, lanes));
     }
 }
 
@@ -82,13 +86,22 @@ impl RowPass for SurfaceRow<'_> {
             return;
         }
         let half = plan.half_width;
+        let slope = match &mut self.slope {
+            Some(slope) if f.kind == FILTER_SLOPE => {
+                let first = range.clone().find(|&l| amount[l] > 0.0);
+                let last = range.clone().rev().find(|&l| amount[l] > 0.0);
+                if let (Some(first), Some(last)) = (first, last) {
+                    slope.normals_before(plan, self.layer, first..last + 1);
+                }
+                Some(&*slope)
+            }
+            _ => None,
+        };
         for l in range {
             if amount[l] > 0.0 {
                 let mut ground = Ground { height: self.h[l], normal: self.ground[l].normal };
-                if f.kind == FILTER_SLOPE {
-                    if let Some(slope) = &mut self.slope {
-                        ground.normal = slope.normal_before(plan, self.layer, l);
-                    }
+                if let Some(slope) = slope {
+                    ground.normal = slope.normals[l];
                 }
                 let ext = extent.map_or([-half, -half, half, half], |e| e[l]);
                 let v = feather(f.feather_type, surface_filter_value(plan, f, ext, &ground, self.results[l].shader.family, &self.se.opts, xs[l], z));
@@ -198,7 +211,7 @@ impl SurfaceEvaluator {
         }
         let half = plan.half_width;
         let gx: Vec<i64> = xs.iter().map(|&x| ((x + half) / spacing + 0.5).floor() as i64).collect();
-        let mut last = vec![None; n];
+        let mut slope_normals = vec![[0.0f32; 3]; n];
 
         let mut results = vec![SurfaceResult::default(); n];
         let mut h = vec![0.0f32; n];
@@ -212,14 +225,15 @@ impl SurfaceEvaluator {
             h.fill(0.0);
             let slope = traced.then(|| {
                 let k = (r - r0) as usize;
-                last.fill(None);
                 SlopeRows {
                     rows: [0, 1, 2].map(|dz| &traces[(k + dz) * row_slots..(k + dz + 1) * row_slots]),
                     width,
                     spacing,
                     gx: &gx,
                     gz: ((z + half) / spacing + 0.5).floor() as i64,
-                    last: &mut last,
+                    lanes,
+                    normals: &mut slope_normals,
+                    last: None,
                 }
             });
             let mut row = SurfaceRow { se: self, h: &mut h, results: &mut results, ground: &grounds, slope, layer: 0 };
