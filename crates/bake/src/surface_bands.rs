@@ -87,7 +87,7 @@ pub struct BandMeta {
     pub probability_offsets: [(u64, u64); 4],
     /// The stored size of every block of planes, chunk by chunk (from the south) and plane by
     /// plane (the layout's order) within a chunk, the blocks following one another from the
-    /// file's start: `2 · bytes + 1` for a block stored as it is, `2 · bytes` for an LZ4 block.
+    /// file's start: `4 · bytes + kind` (0 LZ4, 1 stored as it is, 2 runs; see [`pack_block`]).
     pub blocks: Vec<u64>,
 }
 
@@ -101,23 +101,76 @@ pub fn band_chunks(rows: u32) -> impl Iterator<Item = (u32, u32)> {
     (0..rows).step_by(CHUNK_ROWS as usize).map(move |r| (r, CHUNK_ROWS.min(rows - r)))
 }
 
-/// Append `raw` to `out` as one block of a band file, LZ4-compressed when that saves at least
-/// an eighth (noisy planes — normals — are stored as they are, so reading them costs no
-/// decompression); returns its [`BandMeta::blocks`] entry.
-pub fn pack_block(raw: &[u8], out: &mut Vec<u8>) -> u64 {
+/// Append `raw` (values of `unit` bytes) to `out` as one block of a band file; returns its
+/// [`BandMeta::blocks`] entry. A block is stored as runs of equal values when they are long
+/// (ids, masks and splat weights mostly; LZ4's overlapping copies of such runs decode a byte
+/// at a time), else LZ4-compressed when that saves at least an eighth, else as it is (noisy
+/// planes — normals — cost no decompression then).
+pub fn pack_block(raw: &[u8], unit: usize, out: &mut Vec<u8>) -> u64 {
     let start = out.len();
-    out.resize(start + lz4_flex::block::get_maximum_output_size(raw.len()), 0);
-    match lz4_flex::block::compress_into(raw, &mut out[start..]) {
-        Ok(n) if n * 8 <= raw.len() * 7 => {
-            out.truncate(start + n);
-            2 * n as u64
+    // The values as fixed-size arrays, so that comparing them is a compare, not a call.
+    let runs = match unit {
+        1 => pack_runs::<1>(raw, out),
+        3 => pack_runs::<3>(raw, out),
+        4 => pack_runs::<4>(raw, out),
+        _ => false,
+    };
+    let kind = if runs {
+        BlockKind::Runs
+    } else {
+        out.resize(start + lz4_flex::block::get_maximum_output_size(raw.len()), 0);
+        match lz4_flex::block::compress_into(raw, &mut out[start..]) {
+            Ok(n) if n * 8 <= raw.len() * 7 => {
+                out.truncate(start + n);
+                BlockKind::Lz4
+            }
+            _ => {
+                out.truncate(start);
+                out.extend_from_slice(raw);
+                BlockKind::Stored
+            }
         }
-        _ => {
-            out.truncate(start);
-            out.extend_from_slice(raw);
-            2 * raw.len() as u64 + 1
+    };
+    4 * (out.len() - start) as u64 + kind as u64
+}
+
+/// Append `raw` to `out` as (count, value) runs if they take at most a sixteenth of it.
+fn pack_runs<const U: usize>(raw: &[u8], out: &mut Vec<u8>) -> bool {
+    let values = || raw.chunks_exact(U).map(|v| <[u8; U]>::try_from(v).expect("U bytes"));
+    let runs = 1 + values().zip(values().skip(1)).filter(|(a, b)| a != b).count();
+    if raw.len() < U || runs * (RUN_COUNT_BYTES + U) * 16 > raw.len() {
+        return false;
+    }
+    let mut run: Option<([u8; U], u32)> = None;
+    for v in values() {
+        match &mut run {
+            Some((value, n)) if *value == v => *n += 1,
+            _ => {
+                if let Some((value, n)) = run {
+                    out.extend_from_slice(&n.to_le_bytes());
+                    out.extend_from_slice(&value);
+                }
+                run = Some((v, 1));
+            }
         }
     }
+    if let Some((value, n)) = run {
+        out.extend_from_slice(&n.to_le_bytes());
+        out.extend_from_slice(&value);
+    }
+    true
+}
+
+/// Bytes of a run's count (u32 LE) in a [`BlockKind::Runs`] block.
+const RUN_COUNT_BYTES: usize = 4;
+
+/// How a block of a band file is stored (the low two bits of its [`BandMeta::blocks`] entry).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockKind {
+    Lz4 = 0,
+    Stored = 1,
+    /// (count u32, value) runs.
+    Runs = 2,
 }
 
 /// Where a block lies in its band file and how it is stored.
@@ -125,7 +178,51 @@ pub fn pack_block(raw: &[u8], out: &mut Vec<u8>) -> u64 {
 struct BlockAt {
     offset: u64,
     stored: u64,
-    raw: bool,
+    kind: BlockKind,
+    /// Bytes of a value.
+    unit: usize,
+}
+
+impl BlockAt {
+    /// The block's values, `out.len()` bytes of them, from its `stored` bytes.
+    fn decode(&self, stored: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
+        match self.kind {
+            BlockKind::Stored => out.copy_from_slice(stored),
+            BlockKind::Lz4 => match lz4_flex::block::decompress_into(stored, out) {
+                Ok(n) if n == out.len() => {}
+                _ => return Err("a damaged LZ4 block"),
+            },
+            BlockKind::Runs => {
+                let mut at = 0;
+                for run in stored.chunks_exact(RUN_COUNT_BYTES + self.unit) {
+                    let n = u32::from_le_bytes(run[..RUN_COUNT_BYTES].try_into().expect("4 bytes")) as usize;
+                    let end = n.checked_mul(self.unit).and_then(|b| b.checked_add(at)).filter(|&end| end <= out.len() && n > 0).ok_or("a damaged run")?;
+                    fill_pattern(&mut out[at..end], &run[RUN_COUNT_BYTES..]);
+                    at = end;
+                }
+                if at != out.len() {
+                    return Err("runs of the wrong length");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Fill `dst` with copies of `pattern` (its length a multiple of the pattern's), doubling the
+/// copied part each time.
+fn fill_pattern(dst: &mut [u8], pattern: &[u8]) {
+    if let [b] = pattern {
+        dst.fill(*b);
+        return;
+    }
+    let mut filled = pattern.len().min(dst.len());
+    dst[..filled].copy_from_slice(&pattern[..filled]);
+    while filled < dst.len() {
+        let n = filled.min(dst.len() - filled);
+        dst.copy_within(..n, filled);
+        filled += n;
+    }
 }
 
 /// The blocks of one band file: `per_chunk` a chunk, in the layout's order (the Splat plane's
@@ -160,12 +257,19 @@ impl BandIndex {
         for (k, &entry) in meta.blocks.iter().enumerate() {
             let (chunk_rows, plane) = (band_chunks(rows).nth(k / per_chunk)?.1, kinds[k % per_chunk]);
             let raw_len = (cols * chunk_rows as usize * plane.bytes()) as u64;
-            let (stored, raw) = (entry / 2, entry % 2 == 1);
-            // An LZ4 block expands at most 255-fold; a stored one is exactly the raw size.
-            if (raw && stored != raw_len) || (!raw && (stored == 0 || stored.saturating_mul(255) < raw_len)) {
+            let (stored, unit) = (entry / 4, plane.bytes());
+            let kind = [BlockKind::Lz4, BlockKind::Stored, BlockKind::Runs].into_iter().find(|k| *k as u64 == entry % 4)?;
+            // An LZ4 block expands at most 255-fold; a stored one is exactly the raw size; runs
+            // are whole (count, value) pairs.
+            let plausible = match kind {
+                BlockKind::Lz4 => stored > 0 && stored.saturating_mul(255) >= raw_len,
+                BlockKind::Stored => stored == raw_len,
+                BlockKind::Runs => stored > 0 && stored % (RUN_COUNT_BYTES + unit) as u64 == 0,
+            };
+            if !plausible {
                 return None;
             }
-            blocks.push(BlockAt { offset, stored, raw });
+            blocks.push(BlockAt { offset, stored, kind, unit });
             offset = offset.checked_add(stored)?;
         }
         (offset <= body_end).then_some(BandIndex { blocks, per_chunk, first, splat_families: meta.splat_families.clone() })
@@ -385,7 +489,7 @@ impl BandSet {
                 let take = (c0 + crows).min(end) - row;
                 let at = index.blocks[chunk as usize * index.per_chunk + which];
                 let dst = &mut out[(row - r0) as usize * row_bytes..][..take as usize * row_bytes];
-                if at.raw {
+                if at.kind == BlockKind::Stored {
                     read_exact_at(&file, dst, at.offset + ((row - c0) as usize * row_bytes) as u64).map_err(named)?;
                 } else {
                     let values = self.decompressed((b0, chunk, which), at, crows as usize * row_bytes, &file).map_err(named)?;
@@ -397,7 +501,7 @@ impl BandSet {
         Ok(())
     }
 
-    /// The values of LZ4 block `key` (`len` bytes), from the recent blocks or decompressed
+    /// The values of LZ4 or runs block `key` (`len` bytes), from the recent blocks or decoded
     /// from `file`.
     fn decompressed(&self, key: BlockKey, block: BlockAt, len: usize, file: &std::fs::File) -> io::Result<std::sync::Arc<Vec<u8>>> {
         let recent = || self.recent.lock().unwrap_or_else(|e| e.into_inner());
@@ -407,10 +511,7 @@ impl BandSet {
         let mut packed = vec![0u8; block.stored as usize];
         read_exact_at(file, &mut packed, block.offset)?;
         let mut values = vec![0u8; len];
-        match lz4_flex::block::decompress_into(&packed, &mut values) {
-            Ok(n) if n == len => {}
-            _ => return Err(io::Error::new(io::ErrorKind::InvalidData, format!("damaged block {} of chunk {} of the band", key.2, key.1))),
-        }
+        block.decode(&packed, &mut values).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("block {} of chunk {} of the band: {e}", key.2, key.1)))?;
         let values = std::sync::Arc::new(values);
         let mut recent = recent();
         if recent.len() == RECENT_BLOCKS {
@@ -512,12 +613,33 @@ mod tests {
                                 raw.extend((0..plane.bytes()).map(|b| value(plane, f, c, r, b)));
                             }
                         }
-                        meta.blocks.push(pack_block(&raw, &mut body));
+                        meta.blocks.push(pack_block(&raw, plane.bytes(), &mut body));
                     }
                 }
             }
             std::fs::write(set.path(r0, rows), band_file_bytes(body, &meta)).unwrap();
         }
+    }
+
+    #[test]
+    fn runs_decode_to_their_values_and_damaged_runs_are_refused() {
+        let raw: Vec<u8> = [[1u8, 2, 3, 4]; 300].iter().chain(&[[9u8, 9, 9, 9]; 5]).flatten().copied().collect();
+        let mut stored = Vec::new();
+        let entry = pack_block(&raw, 4, &mut stored);
+        assert_eq!(entry % 4, BlockKind::Runs as u64);
+        let at = BlockAt { offset: 0, stored: entry / 4, kind: BlockKind::Runs, unit: 4 };
+        let mut out = vec![0u8; raw.len()];
+        at.decode(&stored, &mut out).unwrap();
+        assert_eq!(out, raw);
+        let mut long = stored.clone();
+        long[0] += 1;
+        assert!(at.decode(&long, &mut out).is_err(), "a run past the end");
+        let mut short = stored.clone();
+        short[0] -= 1;
+        assert!(at.decode(&short, &mut out).is_err(), "runs short of the block");
+        let mut empty = stored;
+        empty[..4].copy_from_slice(&0u32.to_le_bytes());
+        assert!(at.decode(&empty, &mut out).is_err(), "an empty run");
     }
 
     #[test]
@@ -533,9 +655,11 @@ mod tests {
             let meta = verified_meta(&set.path(r0, rows), &layout, grid.cols, rows).expect("a whole band file");
             assert_eq!(meta.splat_families, families(r0));
         }
-        // Both kinds of block are there.
+        // Every kind of block is there.
         let meta = read_meta(&set.path(0, 128)).unwrap();
-        assert!(meta.blocks.iter().any(|b| b % 2 == 0) && meta.blocks.iter().any(|b| b % 2 == 1), "{:?}", meta.blocks);
+        for kind in [BlockKind::Lz4, BlockKind::Stored, BlockKind::Runs] {
+            assert!(meta.blocks.iter().any(|b| b % 4 == kind as u64), "no {kind:?} block in {:?}", meta.blocks);
+        }
 
         // Row ranges inside a chunk, across chunks and across bands, twice (the recent blocks).
         for _ in 0..2 {

@@ -466,7 +466,8 @@ impl SurfaceMapsJob {
                 let posts = c0 as usize * cols..(c0 + crows) as usize * cols;
                 let raw = band.encode_rows(planes, c0 as usize..(c0 + crows) as usize, &colors, &splat_families);
                 let mut packed = Vec::new();
-                let blocks = raw.iter().map(|values| pack_block(values, &mut packed)).collect();
+                let units = planes.iter().flat_map(|p| std::iter::repeat_n(p.bytes(), if *p == Plane::Splat { splat_families.len() } else { 1 }));
+                let blocks = raw.iter().zip(units).map(|(values, unit)| pack_block(values, unit, &mut packed)).collect();
                 (packed, blocks, BandFigures::of(&band.results[posts]))
             })
             .collect();
