@@ -63,8 +63,10 @@ impl ByteRows for PreviewRows<'_> {
     }
     fn read_rows(&self, rows: Range<u32>, out: &mut [u8]) -> io::Result<()> {
         let mut rgb = vec![0u32; out.len()];
+        let mut bytes = vec![0u8; out.len() / 3];
         for &(family, color) in &self.colored {
-            for (acc, &w) in rgb.chunks_exact_mut(3).zip(&self.set.read_splat_north(family, rows.clone())?) {
+            self.set.read_splat_north(family, rows.clone(), &mut bytes)?;
+            for (acc, &w) in rgb.chunks_exact_mut(3).zip(&bytes) {
                 for (a, c) in acc.iter_mut().zip(color) {
                     *a += u32::from(c) * u32::from(w);
                 }

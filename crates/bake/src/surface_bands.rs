@@ -237,6 +237,12 @@ struct BandIndex {
 }
 
 impl BandIndex {
+    /// The block of splat family `family` in a chunk (the Splat plane being layout plane `p`),
+    /// if the band has it.
+    fn splat_block(&self, p: usize, family: i32) -> Option<usize> {
+        self.splat_families.binary_search(&family).ok().map(|k| self.first[p] + k)
+    }
+
     /// The index of `meta`'s blocks, `None` unless it has one block per chunk and plane (and
     /// splat family) of `layout` for a band of `rows` rows, each of a plausible size, all
     /// before `body_end`.
@@ -365,6 +371,14 @@ pub struct BandSet {
     recent: std::sync::Mutex<std::collections::VecDeque<(BlockKey, std::sync::Arc<Vec<u8>>)>>,
 }
 
+/// The order of the rows [`BandSet::read_blocks`] puts out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Order {
+    SouthFirst,
+    /// File order: row 0 is the north edge.
+    NorthFirst,
+}
+
 /// A block of a band file: the band's first row, the chunk's index in the band and the
 /// block's in the chunk.
 type BlockKey = (u32, u32, usize);
@@ -425,57 +439,77 @@ impl BandSet {
         Ok(index)
     }
 
-    /// Plane `plane`'s bytes of file rows `rows` (0 = the north edge), north row first: what
-    /// the image writers read.
-    pub fn read_plane_north(&self, plane: Plane, rows: std::ops::Range<u32>) -> io::Result<Vec<u8>> {
-        self.north_first(plane.bytes(), rows, |r0, n, out| self.read_plane(plane, r0, n, out))
+    /// Plane `plane`'s bytes of file rows `rows` (0 = the north edge) into `out`, north row
+    /// first: what the image writers read.
+    pub fn read_plane_north(&self, plane: Plane, rows: std::ops::Range<u32>, out: &mut [u8]) -> io::Result<()> {
+        let p = self.plane_index(plane)?;
+        self.read_blocks(plane.bytes(), self.grid.rows - rows.end, rows.len() as u32, Order::NorthFirst, out, |index| Some(index.first[p]))
     }
 
-    /// Family `family`'s splat bytes of file rows `rows`, north row first.
-    pub fn read_splat_north(&self, family: i32, rows: std::ops::Range<u32>) -> io::Result<Vec<u8>> {
-        self.north_first(1, rows, |r0, n, out| self.read_splat(family, r0, n, out))
-    }
-
-    /// File rows `rows` of `bytes` a post from `read(first grid row, rows, out)`, north first.
-    fn north_first(&self, bytes: usize, rows: std::ops::Range<u32>, read: impl FnOnce(u32, u32, &mut [u8]) -> io::Result<()>) -> io::Result<Vec<u8>> {
-        let row_bytes = self.grid.cols as usize * bytes;
-        let mut south_first = vec![0u8; rows.len() * row_bytes];
-        read(self.grid.rows - rows.end, rows.len() as u32, &mut south_first)?;
-        let mut north_first = Vec::with_capacity(south_first.len());
-        for row in south_first.chunks_exact(row_bytes.max(1)).rev() {
-            north_first.extend_from_slice(row);
-        }
-        Ok(north_first)
+    /// Family `family`'s splat bytes of file rows `rows` into `out`, north row first.
+    pub fn read_splat_north(&self, family: i32, rows: std::ops::Range<u32>, out: &mut [u8]) -> io::Result<()> {
+        let p = self.splat_index()?;
+        self.read_blocks(1, self.grid.rows - rows.end, rows.len() as u32, Order::NorthFirst, out, |index| index.splat_block(p, family))
     }
 
     /// Plane `plane`'s bytes of grid rows `r0..r0 + rows` (south first), from the band files
     /// (not the Splat plane: [`BandSet::read_splat`]).
     pub fn read_plane(&self, plane: Plane, r0: u32, rows: u32, out: &mut [u8]) -> io::Result<()> {
-        let p = self.layout.planes.iter().position(|&x| x == plane).filter(|_| plane != Plane::Splat);
-        let p = p.ok_or_else(|| io::Error::other(format!("the band files hold no {plane:?} plane")))?;
-        self.read_blocks(plane.bytes(), r0, rows, out, |index| Some(index.first[p]))
+        let p = self.plane_index(plane)?;
+        self.read_blocks(plane.bytes(), r0, rows, Order::SouthFirst, out, |index| Some(index.first[p]))
     }
 
     /// Family `family`'s splat bytes of grid rows `r0..r0 + rows` (south first): 0 in the
     /// bands without it.
     pub fn read_splat(&self, family: i32, r0: u32, rows: u32, out: &mut [u8]) -> io::Result<()> {
-        let p = self.layout.planes.iter().position(|&x| x == Plane::Splat).ok_or_else(|| io::Error::other("the band files hold no splat weights"))?;
-        self.read_blocks(1, r0, rows, out, |index| index.splat_families.binary_search(&family).ok().map(|k| index.first[p] + k))
+        let p = self.splat_index()?;
+        self.read_blocks(1, r0, rows, Order::SouthFirst, out, |index| index.splat_block(p, family))
     }
 
-    /// Rows `r0..r0 + rows` (south first) of the blocks `block(band)` picks in each chunk of
-    /// each band (`bytes` a post; zeros where it picks none): stored blocks are read in place,
-    /// LZ4 blocks decompressed a chunk at a time.
-    fn read_blocks(&self, bytes: usize, r0: u32, rows: u32, out: &mut [u8], block: impl Fn(&BandIndex) -> Option<usize>) -> io::Result<()> {
+    /// The position of `plane` (not the Splat plane) in the layout.
+    fn plane_index(&self, plane: Plane) -> io::Result<usize> {
+        let p = self.layout.planes.iter().position(|&x| x == plane).filter(|_| plane != Plane::Splat);
+        p.ok_or_else(|| io::Error::other(format!("the band files hold no {plane:?} plane")))
+    }
+
+    /// The position of the Splat plane in the layout.
+    fn splat_index(&self) -> io::Result<usize> {
+        self.layout.planes.iter().position(|&x| x == Plane::Splat).ok_or_else(|| io::Error::other("the band files hold no splat weights"))
+    }
+
+    /// Grid rows `r0..r0 + rows` of the blocks `block(band)` picks in each chunk of each band
+    /// (`bytes` a post; zeros where it picks none) into `out`, in `order`: stored blocks are
+    /// read in place, the others decoded a chunk at a time.
+    fn read_blocks(&self, bytes: usize, r0: u32, rows: u32, order: Order, out: &mut [u8], block: impl Fn(&BandIndex) -> Option<usize>) -> io::Result<()> {
         let row_bytes = self.grid.cols as usize * bytes;
         assert_eq!(out.len(), rows as usize * row_bytes);
+        // Grid rows first..first + n as rows of `out`: where they start, and whether reversed.
+        let place = |first: u32, n: u32| -> (std::ops::Range<usize>, bool) {
+            let (a, b) = match order {
+                Order::SouthFirst => (first - r0, first + n - r0),
+                Order::NorthFirst => (r0 + rows - (first + n), r0 + rows - first),
+            };
+            (a as usize * row_bytes..b as usize * row_bytes, order == Order::NorthFirst)
+        };
+        // Copy `n` rows of `src` (south first) to their rows of `out`.
+        let put = |out: &mut [u8], first: u32, src: &[u8]| {
+            let (range, reversed) = place(first, (src.len() / row_bytes.max(1)) as u32);
+            if reversed {
+                for (dst, row) in out[range].chunks_exact_mut(row_bytes.max(1)).zip(src.chunks_exact(row_bytes.max(1)).rev()) {
+                    dst.copy_from_slice(row);
+                }
+            } else {
+                out[range].copy_from_slice(src);
+            }
+        };
+        let mut scratch = Vec::new();
         let mut row = r0;
         while row < r0 + rows {
             let (b0, brows) = self.band_of(row);
             let end = (b0 + brows).min(r0 + rows);
             let index = self.index(b0, brows)?;
             let Some(which) = block(&index) else {
-                out[(row - r0) as usize * row_bytes..(end - r0) as usize * row_bytes].fill(0);
+                out[place(row, end - row).0].fill(0);
                 row = end;
                 continue;
             };
@@ -488,12 +522,20 @@ impl BandSet {
                 let crows = CHUNK_ROWS.min(b0 + brows - c0);
                 let take = (c0 + crows).min(end) - row;
                 let at = index.blocks[chunk as usize * index.per_chunk + which];
-                let dst = &mut out[(row - r0) as usize * row_bytes..][..take as usize * row_bytes];
+                let len = take as usize * row_bytes;
                 if at.kind == BlockKind::Stored {
-                    read_exact_at(&file, dst, at.offset + ((row - c0) as usize * row_bytes) as u64).map_err(named)?;
+                    let offset = at.offset + ((row - c0) as usize * row_bytes) as u64;
+                    match order {
+                        Order::SouthFirst => read_exact_at(&file, &mut out[place(row, take).0], offset).map_err(named)?,
+                        Order::NorthFirst => {
+                            scratch.resize(len, 0);
+                            read_exact_at(&file, &mut scratch, offset).map_err(named)?;
+                            put(out, row, &scratch);
+                        }
+                    }
                 } else {
                     let values = self.decompressed((b0, chunk, which), at, crows as usize * row_bytes, &file).map_err(named)?;
-                    dst.copy_from_slice(&values[(row - c0) as usize * row_bytes..][..take as usize * row_bytes]);
+                    put(out, row, &values[(row - c0) as usize * row_bytes..][..len]);
                 }
                 row += take;
             }
@@ -587,6 +629,10 @@ mod tests {
         }
     }
 
+    fn reversed_rows(bytes: &[u8], row_bytes: usize) -> Vec<u8> {
+        bytes.chunks_exact(row_bytes).rev().flatten().copied().collect()
+    }
+
     /// The splat families of the band starting at row `r0`.
     fn families(r0: u32) -> Vec<i32> {
         match r0 {
@@ -669,6 +715,9 @@ mod tests {
                     set.read_plane(plane, r0, rows, &mut got).unwrap();
                     let want: Vec<u8> = (r0..r0 + rows).flat_map(|r| (0..37).flat_map(move |c| (0..plane.bytes()).map(move |b| value(plane, 0, c, r, b)))).collect();
                     assert_eq!(got, want, "{plane:?} rows {r0}+{rows}");
+                    // The same rows in file order.
+                    set.read_plane_north(plane, 300 - (r0 + rows)..300 - r0, &mut got).unwrap();
+                    assert_eq!(got, reversed_rows(&want, 37 * plane.bytes()), "{plane:?} rows {r0}+{rows}, north first");
                 }
                 for f in [3, 9, 5] {
                     let mut got = vec![0u8; rows as usize * 37];
@@ -677,10 +726,13 @@ mod tests {
                         .flat_map(|r| (0..37).map(move |c| if families(r - r % 128).contains(&f) { value(Plane::Splat, f, c, r, 0) } else { 0 }))
                         .collect();
                     assert_eq!(got, want, "splat family {f} rows {r0}+{rows}");
+                    set.read_splat_north(f, 300 - (r0 + rows)..300 - r0, &mut got).unwrap();
+                    assert_eq!(got, reversed_rows(&want, 37), "splat family {f} rows {r0}+{rows}, north first");
                 }
             }
         }
-        let north = set.read_plane_north(Plane::ShaderId, 0..2).unwrap();
+        let mut north = vec![0u8; 2 * 37 * 4];
+        set.read_plane_north(Plane::ShaderId, 0..2, &mut north).unwrap();
         assert_eq!(&north[..4], &[59, 60, 61, 62], "file row 0 is grid row 299");
         assert!(set.read_plane(Plane::Splat, 0, 1, &mut [0u8; 37]).is_err(), "the Splat plane is read a family at a time");
 
