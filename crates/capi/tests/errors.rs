@@ -23,8 +23,14 @@ fn tmp(name: &str) -> PathBuf {
 
 /// The demo terrain as a `.trn` file, opened through the C API.
 fn demo() -> *mut TrnbakeTerrain {
-    let path = tmp("capi-demo.trn");
-    std::fs::write(&path, trnbake_swg::model::json::demo_terrain().to_bytes()).unwrap();
+    // Written once: the tests run on parallel threads, and one rewriting the file while
+    // another opens it let the second read an empty file.
+    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let path = PATH.get_or_init(|| {
+        let path = tmp("capi-demo.trn");
+        std::fs::write(&path, trnbake_swg::model::json::demo_terrain().to_bytes()).unwrap();
+        path
+    });
     let t = unsafe { trnbake_terrain_open(c(path.to_str().unwrap()).as_ptr(), null()) };
     assert!(!t.is_null(), "{:?}", last_error());
     assert_eq!(last_error(), None);
