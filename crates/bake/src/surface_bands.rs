@@ -101,6 +101,12 @@ pub fn band_chunks(rows: u32) -> impl Iterator<Item = (u32, u32)> {
     (0..rows).step_by(CHUNK_ROWS as usize).map(move |r| (r, CHUNK_ROWS.min(rows - r)))
 }
 
+/// The blocks of a chunk, in order: a block per plane of `planes`, the Splat plane's one per
+/// splat family of the band (`splat_families` of them).
+pub fn chunk_blocks(planes: &[Plane], splat_families: usize) -> impl Iterator<Item = Plane> + '_ {
+    planes.iter().flat_map(move |&p| std::iter::repeat_n(p, if p == Plane::Splat { splat_families } else { 1 }))
+}
+
 /// Append `raw` (values of `unit` bytes) to `out` as one block of a band file; returns its
 /// [`BandMeta::blocks`] entry. A block is stored as runs of equal values when they are long
 /// (ids, masks and splat weights mostly; LZ4's overlapping copies of such runs decode a byte
@@ -247,36 +253,33 @@ impl BandIndex {
     /// splat family) of `layout` for a band of `rows` rows, each of a plausible size, all
     /// before `body_end`.
     fn of(meta: &BandMeta, layout: &BandLayout, cols: usize, rows: u32, body_end: u64) -> Option<BandIndex> {
-        let mut kinds = Vec::new();
-        let mut first = Vec::with_capacity(layout.planes.len());
-        for &plane in &layout.planes {
-            first.push(kinds.len());
-            let n = if plane == Plane::Splat { meta.splat_families.len() } else { 1 };
-            kinds.extend(std::iter::repeat_n(plane, n));
-        }
+        let kinds: Vec<Plane> = chunk_blocks(&layout.planes, meta.splat_families.len()).collect();
+        let first = layout.planes.iter().map(|p| kinds.iter().position(|k| k == p).unwrap_or(kinds.len())).collect();
         let per_chunk = kinds.len();
         if meta.blocks.len() != band_chunks(rows).count() * per_chunk || !meta.splat_families.is_sorted() {
             return None;
         }
         let mut blocks = Vec::with_capacity(meta.blocks.len());
         let mut offset = 0u64;
-        for (k, &entry) in meta.blocks.iter().enumerate() {
-            let (chunk_rows, plane) = (band_chunks(rows).nth(k / per_chunk)?.1, kinds[k % per_chunk]);
-            let raw_len = (cols * chunk_rows as usize * plane.bytes()) as u64;
-            let (stored, unit) = (entry / 4, plane.bytes());
-            let kind = [BlockKind::Lz4, BlockKind::Stored, BlockKind::Runs].into_iter().find(|k| *k as u64 == entry % 4)?;
-            // An LZ4 block expands at most 255-fold; a stored one is exactly the raw size; runs
-            // are whole (count, value) pairs.
-            let plausible = match kind {
-                BlockKind::Lz4 => stored > 0 && stored.saturating_mul(255) >= raw_len,
-                BlockKind::Stored => stored == raw_len,
-                BlockKind::Runs => stored > 0 && stored % (RUN_COUNT_BYTES + unit) as u64 == 0,
-            };
-            if !plausible {
-                return None;
+        let mut entries = meta.blocks.iter();
+        for (_, chunk_rows) in band_chunks(rows) {
+            for (&plane, &entry) in kinds.iter().zip(entries.by_ref()) {
+                let (stored, unit) = (entry / 4, plane.bytes());
+                let raw_len = (cols * chunk_rows as usize * unit) as u64;
+                let kind = [BlockKind::Lz4, BlockKind::Stored, BlockKind::Runs].into_iter().find(|k| *k as u64 == entry % 4)?;
+                // An LZ4 block expands at most 255-fold; a stored one is exactly the raw size;
+                // runs are whole (count, value) pairs.
+                let plausible = match kind {
+                    BlockKind::Lz4 => stored > 0 && stored.saturating_mul(255) >= raw_len,
+                    BlockKind::Stored => stored == raw_len,
+                    BlockKind::Runs => stored > 0 && stored % (RUN_COUNT_BYTES + unit) as u64 == 0,
+                };
+                if !plausible {
+                    return None;
+                }
+                blocks.push(BlockAt { offset, stored, kind, unit });
+                offset = offset.checked_add(stored)?;
             }
-            blocks.push(BlockAt { offset, stored, kind, unit });
-            offset = offset.checked_add(stored)?;
         }
         (offset <= body_end).then_some(BandIndex { blocks, per_chunk, first, splat_families: meta.splat_families.clone() })
     }
@@ -650,17 +653,16 @@ mod tests {
             let mut body = Vec::new();
             let mut meta = BandMeta { splat_families: families(r0), ..Default::default() };
             for (c0, crows) in band_chunks(rows) {
-                for &plane in &set.layout.planes {
-                    let fams = if plane == Plane::Splat { meta.splat_families.clone() } else { vec![0] };
-                    for f in fams {
-                        let mut raw = Vec::new();
-                        for r in r0 + c0..r0 + c0 + crows {
-                            for c in 0..cols {
-                                raw.extend((0..plane.bytes()).map(|b| value(plane, f, c, r, b)));
-                            }
+                let mut families = meta.splat_families.clone().into_iter();
+                for plane in chunk_blocks(&set.layout.planes, meta.splat_families.len()).collect::<Vec<_>>() {
+                    let f = if plane == Plane::Splat { families.next().unwrap() } else { 0 };
+                    let mut raw = Vec::new();
+                    for r in r0 + c0..r0 + c0 + crows {
+                        for c in 0..cols {
+                            raw.extend((0..plane.bytes()).map(|b| value(plane, f, c, r, b)));
                         }
-                        meta.blocks.push(pack_block(&raw, plane.bytes(), &mut body));
                     }
+                    meta.blocks.push(pack_block(&raw, plane.bytes(), &mut body));
                 }
             }
             std::fs::write(set.path(r0, rows), band_file_bytes(body, &meta)).unwrap();

@@ -14,7 +14,7 @@
 //! scatter) are written from the band checkpoints once every band is finished.
 
 use crate::folder::write_json;
-use crate::surface_bands::{band_chunks, band_file_bytes, largest_remainder_bytes, pack_block, read_meta, verified_meta, BandLayout, BandMeta, BandSet, Plane};
+use crate::surface_bands::{band_chunks, band_file_bytes, chunk_blocks, largest_remainder_bytes, pack_block, read_meta, verified_meta, BandLayout, BandMeta, BandSet, Plane};
 use crate::CheckpointSource;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -466,8 +466,7 @@ impl SurfaceMapsJob {
                 let posts = c0 as usize * cols..(c0 + crows) as usize * cols;
                 let raw = band.encode_rows(planes, c0 as usize..(c0 + crows) as usize, &colors, &splat_families);
                 let mut packed = Vec::new();
-                let units = planes.iter().flat_map(|p| std::iter::repeat_n(p.bytes(), if *p == Plane::Splat { splat_families.len() } else { 1 }));
-                let blocks = raw.iter().zip(units).map(|(values, unit)| pack_block(values, unit, &mut packed)).collect();
+                let blocks = raw.iter().zip(chunk_blocks(planes, splat_families.len())).map(|(values, plane)| pack_block(values, plane.bytes(), &mut packed)).collect();
                 (packed, blocks, BandFigures::of(&band.results[posts]))
             })
             .collect();
@@ -544,8 +543,7 @@ impl<'a> BandValues<'a> {
     #[inline(never)]
     fn encode_rows(&self, planes: &[Plane], rows: std::ops::Range<usize>, colors: &[(i32, [u8; 3])], splat_families: &[i32]) -> Vec<Vec<u8>> {
         let posts = rows.len() * self.cols;
-        let blocks_of = |p: &Plane| if *p == Plane::Splat { splat_families.len() } else { 1 };
-        let mut raw: Vec<Vec<u8>> = planes.iter().flat_map(|p| std::iter::repeat_n(p.bytes(), blocks_of(p))).map(|bytes| vec![0u8; posts * bytes]).collect();
+        let mut raw: Vec<Vec<u8>> = chunk_blocks(planes, splat_families.len()).map(|p| vec![0u8; posts * p.bytes()]).collect();
         let mut k = 0;
         for r in rows {
             for c in 0..self.cols {
@@ -595,20 +593,6 @@ impl PostValues<'_> {
     fn splat_bytes(&self) -> ([i32; SPLAT_LAYERS], [u8; SPLAT_LAYERS], usize) {
         let mut fams = [0i32; SPLAT_LAYERS];
         let mut bytes = [0u8; SPLAT_LAYERS];
-        // Most posts have one family in every layer that has one: its share of the total is
-        // total / total · 255 = 255 exactly (the same sums, in the same order, as
-        // `splat_bytes_into` takes), when the total is positive and finite.
-        let mut layers = self.result.splat.iter().filter(|e| e.0 != 0);
-        if let Some(first) = layers.clone().next() {
-            if layers.clone().all(|e| e.0 == first.0) && layers.clone().any(|e| e.1 > 0.0) {
-                let total: f32 = layers.by_ref().map(|e| e.1).sum();
-                if total > 0.0 && total.is_finite() {
-                    fams[0] = first.0;
-                    bytes[0] = 255;
-                    return (fams, bytes, 1);
-                }
-            }
-        }
         let mut n = 0;
         for f in post_splat_families(self.result) {
             fams[n] = f;
@@ -1205,7 +1189,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_one_family_splat_bytes_are_those_of_the_general_rule() {
+    fn the_encoders_splat_bytes_are_those_of_the_rule() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = |n: u64| {
             seed ^= seed << 13;
@@ -1217,7 +1201,7 @@ mod tests {
         for _ in 0..50_000 {
             let mut result = PostSurface::default();
             for layer in result.splat.iter_mut() {
-                // Mostly one family, sometimes none or another.
+                // Mostly one family, sometimes none or another, odd weights among them.
                 let family = [0, 3, 3, 3, 3, 8][next(6) as usize];
                 *layer = (family, weights[next(weights.len() as u64) as usize]);
             }

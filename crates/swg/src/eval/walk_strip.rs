@@ -88,14 +88,7 @@ impl RowPass for HeightRow<'_> {
         if lane_filter::<L>(plan, f, xs, z, self.out, range.clone(), amount, fractal) {
             return;
         }
-        let half = plan.half_width;
-        for l in range {
-            if amount[l] > 0.0 {
-                let ext = extent.map_or([-half, -half, half, half], |e| e[l]);
-                let v = feather(f.feather_type, filter_value_height_pass(plan, f, ext, self.out[l], xs[l], z));
-                amount[l] = amount[l].min(v);
-            }
-        }
+        scalar_filter_lanes(plan, f, extent, range, amount, |l, ext| filter_value_height_pass(plan, f, ext, self.out[l], xs[l], z));
     }
 
     #[inline(always)]
@@ -333,6 +326,19 @@ unsafe fn fractal_filter_lanes<L: Lanes>(plan: &BakePlan, f: &FilterRecord, xs: 
     scale_lanes::<L>(values, f.value);
     filter_lanes::<L>(f, values, &mut amount[range]);
     true
+}
+
+/// The scalar rest of a filter (the kinds [`lane_filter`] leaves): each lane of `range` still
+/// in the layer takes the smaller of its amount and the feathered `value(lane, extent)`.
+#[inline(always)]
+pub(crate) fn scalar_filter_lanes(plan: &BakePlan, f: &FilterRecord, extent: Option<&[[f32; 4]]>, range: std::ops::Range<usize>, amount: &mut [f32], mut value: impl FnMut(usize, [f32; 4]) -> f32) {
+    let half = plan.half_width;
+    for l in range {
+        if amount[l] > 0.0 {
+            let ext = extent.map_or([-half, -half, half, half], |e| e[l]);
+            amount[l] = amount[l].min(feather(f.feather_type, value(l, ext)));
+        }
+    }
 }
 
 /// The smallest lane range holding every lane with a positive value (empty if none).

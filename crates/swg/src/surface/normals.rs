@@ -230,15 +230,19 @@ mod tests {
         normalize(sum)
     }
 
-    #[test]
-    fn the_triangle_tables_equal_the_quad_reading_bit_for_bit() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
+    /// Uniform numbers in [0, 1) (xorshift64) from `seed`.
+    fn uniform(mut seed: u64) -> impl FnMut() -> f32 {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
+        }
+    }
+
+    #[test]
+    fn the_triangle_tables_equal_the_quad_reading_bit_for_bit() {
+        let mut next = uniform(0x2545_f491_4f6c_dd1d);
         for k in 0..20_000 {
             let h: [[f32; 3]; 3] = std::array::from_fn(|_| std::array::from_fn(|_| (next() - 0.5) * 200.0));
             let (gx, gz) = (k as i64 % 7 - 3, k as i64 / 7 % 5 - 2);
@@ -250,13 +254,7 @@ mod tests {
 
     #[test]
     fn the_lane_rows_equal_post_normal_at_every_width() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut next = uniform(0x9e37_79b9_7f4a_7c15);
         for (k, n) in [1usize, 3, 8, 13, 64, 101].into_iter().enumerate() {
             // Rough heights, flat stretches (zero-length cross products) and a NaN.
             let mut rows: [Vec<f32>; 3] = std::array::from_fn(|_| (0..n + 2).map(|_| ((next() - 0.5) * 300.0).round()).collect());

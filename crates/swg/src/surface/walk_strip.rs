@@ -9,8 +9,7 @@
 
 use super::normals::faces_normals_row;
 use super::{apply_tree_surface, surface_filter_value, GridBlock, Ground, SurfaceEvaluator, SurfaceResult, SurfaceWalk};
-use crate::eval::feather::feather;
-use crate::eval::walk_strip::{height_affector_lanes, lane_filter, live_range, trace_row, walk_row, RowPass, RowScratch};
+use crate::eval::walk_strip::{height_affector_lanes, lane_filter, live_range, scalar_filter_lanes, trace_row, walk_row, RowPass, RowScratch};
 use crate::lanes::{Lanes, Width};
 use crate::plan::{AffectorRecord, BakePlan, FilterRecord, TileList, AFFECTOR_COLOR_RAMP_FRACTAL, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, AFFECTOR_HEIGHT_TERRACE, AFFECTOR_ROAD, FILTER_SLOPE};
 
@@ -85,7 +84,6 @@ impl RowPass for SurfaceRow<'_> {
         if lane_filter::<L>(plan, f, xs, z, self.h, range.clone(), amount, fractal) {
             return;
         }
-        let half = plan.half_width;
         let slope = match &mut self.slope {
             Some(slope) if f.kind == FILTER_SLOPE => {
                 let first = range.clone().find(|&l| amount[l] > 0.0);
@@ -97,17 +95,11 @@ impl RowPass for SurfaceRow<'_> {
             }
             _ => None,
         };
-        for l in range {
-            if amount[l] > 0.0 {
-                let mut ground = Ground { height: self.h[l], normal: self.ground[l].normal };
-                if let Some(slope) = slope {
-                    ground.normal = slope.normals[l];
-                }
-                let ext = extent.map_or([-half, -half, half, half], |e| e[l]);
-                let v = feather(f.feather_type, surface_filter_value(plan, f, ext, &ground, self.results[l].shader.family, &self.se.opts, xs[l], z));
-                amount[l] = amount[l].min(v);
-            }
-        }
+        scalar_filter_lanes(plan, f, extent, range, amount, |l, ext| {
+            let normal = slope.map_or(self.ground[l].normal, |s| s.normals[l]);
+            let ground = Ground { height: self.h[l], normal };
+            surface_filter_value(plan, f, ext, &ground, self.results[l].shader.family, &self.se.opts, xs[l], z)
+        });
     }
 
     #[inline(always)]
