@@ -184,11 +184,24 @@ fn write_idat_parallel<W: Write>(
         _ => 3,
     };
     let wait = |top: u32, bottom: u32| src.wait_rows(grid.rows - bottom, bottom - top);
-    write_idat_rows(writer, grid.rows, grid.cols as usize * 2, level, &wait, &|rows| filtered_rows(src, rows, scale, offset))
+    let how = IdatDeflate { level, runs_only: false };
+    write_idat_rows(writer, grid.rows, grid.cols as usize * 2, how, &wait, &|rows| filtered_rows(src, rows, scale, offset))
+}
+
+/// How [`write_idat_rows`] deflates.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IdatDeflate {
+    /// zlib level, 0 (stored) to 9.
+    pub level: u32,
+    /// Search only runs, matches at distance 1 (zlib's `Z_RLE` strategy) instead of the hash
+    /// chains: about twice the speed on noisy filtered rows (colour, normals, shaded relief)
+    /// for files within a few per cent of level 2's, smaller ones on the splat weights'
+    /// (measurements in `png8`'s module docs).
+    pub runs_only: bool,
 }
 
 /// The image data of a PNG of `height` rows of `row_bytes` bytes as one zlib stream,
-/// deflated at `level` in parallel jobs of about [`IDAT_JOB_BYTES`] (see
+/// deflated as `how` says in parallel jobs of about [`IDAT_JOB_BYTES`] (see
 /// `write_idat_parallel`). `wait(top, bottom)` blocks until file rows `top..bottom` (0 =
 /// north) can be read and is called from this thread only; `filtered(rows)` returns the
 /// filtered scanlines of file rows `rows` (filter byte first), filtered against the row above
@@ -197,7 +210,7 @@ pub(crate) fn write_idat_rows<W: Write>(
     writer: &mut png::Writer<W>,
     height: u32,
     row_bytes: usize,
-    level: u32,
+    how: IdatDeflate,
     wait: &dyn Fn(u32, u32) -> io::Result<()>,
     filtered: &(dyn Fn(std::ops::Range<u32>) -> io::Result<Vec<u8>> + Sync),
 ) -> io::Result<()> {
@@ -220,7 +233,7 @@ pub(crate) fn write_idat_rows<W: Write>(
                 let filtered = filtered(r0..r1)?;
                 let mut a = simd_adler32::Adler32::new();
                 a.write(&filtered);
-                let piece = raw_deflate(&filtered, level, r1 == height)?;
+                let piece = raw_deflate(&filtered, how, r1 == height)?;
                 Ok((piece, a.finish(), filtered.len() as u64))
             })
             .collect::<io::Result<_>>()?;
@@ -273,22 +286,26 @@ fn filtered_rows(src: &dyn HeightSource, rows: std::ops::Range<u32>, scale: f64,
     Ok(out)
 }
 
-/// Raw deflate (no zlib header) of `data` at `level`, ending with a sync flush, or with the
-/// final block when `last`.
-fn raw_deflate(data: &[u8], level: u32, last: bool) -> io::Result<Vec<u8>> {
-    use flate2::{Compress, Compression, FlushCompress, Status};
-    let mut c = Compress::new(Compression::new(level), false);
-    let mut out = Vec::with_capacity(data.len() / 2 + 1024);
-    let flush = if last { FlushCompress::Finish } else { FlushCompress::Sync };
+/// Raw deflate (no zlib header) of `data` as `how` says, ending with a sync flush, or with
+/// the final block when `last`. (zlib-rs directly, the backend flate2 is built on here: flate2
+/// has no way to choose a strategy.)
+fn raw_deflate(data: &[u8], how: IdatDeflate, last: bool) -> io::Result<Vec<u8>> {
+    use zlib_rs::{Deflate, DeflateConfig, DeflateFlush, Status, Strategy};
+    let strategy = if how.runs_only { Strategy::Rle } else { Strategy::Default };
+    let mut c = Deflate::new_with_config(DeflateConfig { level: how.level as i32, window_bits: -15, strategy, ..DeflateConfig::default() });
+    let flush = if last { DeflateFlush::Finish } else { DeflateFlush::SyncFlush };
+    // The bound of one call over the whole input, and room for the sync flush's empty block.
+    let mut out = vec![0u8; zlib_rs::compress_bound(data.len()) + 64];
     loop {
-        let consumed = c.total_in() as usize;
-        let status = c.compress_vec(&data[consumed..], &mut out, flush).map_err(io::Error::other)?;
-        let all_in = c.total_in() as usize == data.len();
+        let (consumed, produced) = (c.total_in() as usize, c.total_out() as usize);
+        let status = c.compress(&data[consumed..], &mut out[produced..], flush).map_err(|e| io::Error::other(e.as_str()))?;
+        let (all_in, produced) = (c.total_in() as usize == data.len(), c.total_out() as usize);
         // Done when everything is in and the flush fitted (spare room left), or the stream ended.
-        if status == Status::StreamEnd || (!last && all_in && out.len() < out.capacity()) {
+        if status == Status::StreamEnd || (!last && all_in && produced < out.len()) {
+            out.truncate(produced);
             return Ok(out);
         }
-        out.reserve(out.capacity().max(64 * 1024));
+        out.resize(out.len() * 2, 0);
     }
 }
 

@@ -14,7 +14,7 @@ use crate::lanes::Lanes;
 use super::boundary::{boundary_influence, boundary_span};
 use super::feather::feather;
 use super::filter::filter_value_height_pass;
-use crate::plan::{AffectorRecord, BakePlan, BoundaryRecord, FilterRecord, TileList, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, BOUNDARY_CIRCLE, BOUNDARY_RECTANGLE, FILTER_FRACTAL, FILTER_HEIGHT, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH};
+use crate::plan::{moves_height, AffectorRecord, BakePlan, BoundaryRecord, FilterRecord, TileList, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, BOUNDARY_CIRCLE, BOUNDARY_RECTANGLE, FILTER_FRACTAL, FILTER_HEIGHT, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH};
 
 /// Scratch space for [`height_row`], reused across rows.
 #[derive(Default)]
@@ -471,6 +471,8 @@ pub(crate) unsafe fn height_affector_lanes<L: Lanes>(plan: &BakePlan, a: &Affect
         AFFECTOR_HEIGHT_CONSTANT => {
             operation_lanes::<L>(a.operation, Operand::Constant(a.value), &t[range.clone()], &mut out[range]);
         }
+        // The surface affectors of a surface plan's walk (the slope traces) leave it as it is.
+        kind if !moves_height(kind) => {}
         _ => {
             for l in range {
                 if t[l] > 0.0 {

@@ -149,6 +149,13 @@ impl BakePlan {
         Ok(b.plan)
     }
 
+    /// Per layer: whether it or a layer of its subtree holds an affector `holds` accepts. The
+    /// marked layers are closed under ancestors, as [`TileList::keeping`] needs.
+    pub fn subtrees_holding(&self, holds: impl Fn(&AffectorRecord) -> bool) -> Vec<bool> {
+        let own: Vec<bool> = self.layers.iter().map(|l| self.affectors[l.affector_start as usize..(l.affector_start + l.affector_count) as usize].iter().any(&holds)).collect();
+        (0..self.layers.len()).map(|i| own[i..(self.layers[i].subtree_end as usize).max(i + 1)].iter().any(|&b| b)).collect()
+    }
+
     /// How many layers hold an FSLP filter (the last layer's `slope_rank`).
     pub fn slope_layer_count(&self) -> u32 {
         self.layers.last().map_or(0, |l| l.slope_rank)
@@ -197,6 +204,31 @@ impl BakePlan {
 }
 
 
+impl TileList {
+    /// The entries whose layers `keep` marks, with skip targets inside the new list. `keep`
+    /// must mark whole subtrees and every ancestor of a marked layer
+    /// ([`BakePlan::subtrees_holding`]): then a walk of the new list meets the marked layers
+    /// with the same parent amounts as a walk of this one, and skips only what has no
+    /// effect on what they compute.
+    pub fn keeping(&self, keep: &[bool]) -> TileList {
+        // Each old position's new index: the count of kept entries before it.
+        let mut new_at = Vec::with_capacity(self.layers.len() + 1);
+        let mut kept = 0u32;
+        for e in &self.layers {
+            new_at.push(kept);
+            kept += u32::from(keep[e.layer as usize]);
+        }
+        new_at.push(kept);
+        let mut out = TileList::default();
+        for e in self.layers.iter().filter(|e| keep[e.layer as usize]) {
+            let boundary_start = out.boundaries.len() as u32;
+            out.boundaries.extend_from_slice(&self.boundaries[e.boundary_start as usize..(e.boundary_start + e.boundary_count) as usize]);
+            out.layers.push(TileLayer { layer: e.layer, skip_to: new_at[e.skip_to as usize], boundary_start, boundary_count: e.boundary_count });
+        }
+        out
+    }
+}
+
 impl BakePlan {
     /// All bitmaps packed 4 pixels per u32 word, for the GPU.
     pub fn bitmap_words(&self) -> Vec<u32> {
@@ -216,5 +248,45 @@ impl BakePlan {
     /// g2 gradients of all fractals, concatenated.
     pub fn gradient_table(&self) -> Vec<[f32; 2]> {
         self.fractals.iter().flat_map(|f| f.tables.g2.iter().copied()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Layers 0 { 1 { 2 } 3 } 4, each with one boundary; affectors on layers 3 and 4 only.
+    fn plan_and_tile() -> (BakePlan, TileList) {
+        let mut plan = BakePlan::default();
+        for (i, (end, affectors)) in [(4u32, 0u32), (3, 0), (3, 0), (4, 1), (5, 1)].into_iter().enumerate() {
+            plan.layers.push(LayerRecord { subtree_end: end, affector_start: plan.affectors.len() as u32, affector_count: affectors, ..Default::default() });
+            for _ in 0..affectors {
+                plan.affectors.push(AffectorRecord { kind: if i == 3 { AFFECTOR_HEIGHT_FRACTAL } else { AFFECTOR_FLORA_BASE }, ..Default::default() });
+            }
+        }
+        let skips = [4u32, 3, 3, 4, 5];
+        let tile = TileList {
+            layers: (0..5).map(|i| TileLayer { layer: i, skip_to: skips[i as usize], boundary_start: i, boundary_count: 1 }).collect(),
+            boundaries: vec![10, 11, 12, 13, 14],
+        };
+        (plan, tile)
+    }
+
+    #[test]
+    fn subtrees_holding_marks_ancestors_and_whole_subtrees() {
+        let (plan, _) = plan_and_tile();
+        assert_eq!(plan.subtrees_holding(|a| moves_height(a.kind)), [true, false, false, true, false]);
+        assert_eq!(plan.subtrees_holding(|_| true), [true, false, false, true, true]);
+    }
+
+    #[test]
+    fn keeping_renumbers_skip_targets_and_boundaries() {
+        let (plan, tile) = plan_and_tile();
+        let kept = tile.keeping(&plan.subtrees_holding(|a| moves_height(a.kind)));
+        // Layer 0's subtree now ends after layer 3: both skip to the end of the new list.
+        assert_eq!(kept.layers, [TileLayer { layer: 0, skip_to: 2, boundary_start: 0, boundary_count: 1 }, TileLayer { layer: 3, skip_to: 2, boundary_start: 1, boundary_count: 1 }]);
+        assert_eq!(kept.boundaries, [10, 13]);
+        let all = tile.keeping(&[true; 5]);
+        assert_eq!(all, tile);
     }
 }

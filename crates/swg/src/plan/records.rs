@@ -93,6 +93,12 @@ pub const AFFECTOR_HEIGHT_CONSTANT: u32 = 0;
 pub const AFFECTOR_HEIGHT_FRACTAL: u32 = 1;
 pub const AFFECTOR_HEIGHT_TERRACE: u32 = 2;
 pub const AFFECTOR_ROAD: u32 = 3;
+
+/// Whether affectors of `kind` change the height (the height pass's kinds, below 10); every
+/// other kind leaves it as it is.
+pub fn moves_height(kind: u32) -> bool {
+    matches!(kind, AFFECTOR_HEIGHT_CONSTANT | AFFECTOR_HEIGHT_FRACTAL | AFFECTOR_HEIGHT_TERRACE | AFFECTOR_ROAD)
+}
 // Surface-pass affectors (swg-trn §5.9, §5.10), only in plans built by `BakePlan::for_surface`.
 /// ASCN: `index` = shader family id, `value` = feather clamp (the override or the SFAM's).
 pub const AFFECTOR_SHADER_CONSTANT: u32 = 10;

@@ -15,7 +15,7 @@ use crate::eval::feather::feathered_range;
 use crate::eval::filter::filter_value_height_pass;
 use crate::eval::{walk_point, PassState};
 use crate::plan::{
-    AffectorRecord, BakePlan, FilterRecord, HeightOptions, PlanError, TileList, AFFECTOR_COLOR_CONSTANT, AFFECTOR_COLOR_RAMP_FRACTAL,
+    moves_height, AffectorRecord, BakePlan, FilterRecord, HeightOptions, PlanError, TileList, AFFECTOR_COLOR_CONSTANT, AFFECTOR_COLOR_RAMP_FRACTAL,
     AFFECTOR_COLOR_RAMP_HEIGHT, AFFECTOR_ENVIRONMENT, AFFECTOR_EXCLUDE, AFFECTOR_FLORA_BASE, AFFECTOR_PASSABLE, AFFECTOR_ROAD_SHADER, AFFECTOR_SHADER_CONSTANT,
     AFFECTOR_SHADER_REPLACE, FILTER_DIRECTION, Pass, FILTER_SHADER, FILTER_SLOPE, FLORA_ADD, FLORA_REMOVE_ALL,
 };
@@ -712,6 +712,9 @@ pub struct SurfaceEvaluator {
     everywhere: SurfaceTiles,
     /// The pole spacing (for [`SlopeHeight::Tree`]'s neighbours).
     pole: f32,
+    /// Per layer of `all_plan`: whether its subtree holds a height affector
+    /// ([`SurfaceTiles::trace`]).
+    moves_height: Vec<bool>,
 }
 
 /// The culled programs of one area for both surface walks.
@@ -720,6 +723,9 @@ pub struct SurfaceTiles {
     pub later: TileList,
     /// The tree walk's program (empty unless a tree reading is chosen).
     pub all: TileList,
+    /// [`SlopeHeight::Tree`]: the part of `all` the slope traces walk, the layers whose
+    /// subtrees move the height (the rest cannot change a trace; empty otherwise).
+    pub trace: TileList,
     /// [`SlopeHeight::Tree`]: the spacing of the posts whose heights give FSLP's normal (the
     /// grid's, as for the final normals).
     pub slope_spacing: f32,
@@ -731,8 +737,9 @@ impl SurfaceEvaluator {
         let shader_plan = BakePlan::for_pass(terrain, heights, Pass::Shader)?;
         let later_plan = BakePlan::for_pass(terrain, heights, Pass::Later)?;
         let all_plan = if opts.walk == SurfaceWalk::Separate { BakePlan::default() } else { BakePlan::for_pass(terrain, heights, Pass::All)? };
-        let empty = SurfaceTiles { shader: TileList::default(), later: TileList::default(), all: TileList::default(), slope_spacing: 0.0 };
-        let mut se = SurfaceEvaluator { plan, shader_plan, later_plan, all_plan, opts, everywhere: empty, pole: terrain.header.pole_spacing() };
+        let empty = SurfaceTiles { shader: TileList::default(), later: TileList::default(), all: TileList::default(), trace: TileList::default(), slope_spacing: 0.0 };
+        let moves_height = all_plan.subtrees_holding(|a| moves_height(a.kind));
+        let mut se = SurfaceEvaluator { plan, shader_plan, later_plan, all_plan, opts, everywhere: empty, pole: terrain.header.pole_spacing(), moves_height };
         se.everywhere = se.tile([f32::MIN, f32::MIN, f32::MAX, f32::MAX]);
         Ok(se)
     }
@@ -749,7 +756,9 @@ impl SurfaceEvaluator {
     pub fn tile_spaced(&self, area: [f32; 4], spacing: f32) -> SurfaceTiles {
         let m = self.slope_margin(spacing);
         let grown = [area[0] - m, area[1] - m, area[2] + m, area[3] + m];
-        SurfaceTiles { shader: self.shader_plan.tile_layers(area), later: self.later_plan.tile_layers(area), all: self.all_plan.tile_layers(grown), slope_spacing: spacing }
+        let all = self.all_plan.tile_layers(grown);
+        let trace = if self.opts.tree_slopes() { all.keeping(&self.moves_height) } else { TileList::default() };
+        SurfaceTiles { shader: self.shader_plan.tile_layers(area), later: self.later_plan.tile_layers(area), all, trace, slope_spacing: spacing }
     }
 
     /// How far beyond an area the tree walk's culled program must reach for posts `spacing`

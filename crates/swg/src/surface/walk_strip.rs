@@ -11,7 +11,7 @@ use super::normals::faces_normals_row;
 use super::{apply_tree_surface, surface_filter_value, GridBlock, Ground, SurfaceEvaluator, SurfaceResult, SurfaceWalk};
 use crate::eval::walk_strip::{height_affector_lanes, lane_filter, live_range, scalar_filter_lanes, trace_row, walk_row, RowPass, RowScratch};
 use crate::lanes::{Lanes, Width};
-use crate::plan::{AffectorRecord, BakePlan, FilterRecord, TileList, AFFECTOR_COLOR_RAMP_FRACTAL, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, AFFECTOR_HEIGHT_TERRACE, AFFECTOR_ROAD, FILTER_SLOPE};
+use crate::plan::{moves_height, AffectorRecord, BakePlan, FilterRecord, TileList, AFFECTOR_COLOR_RAMP_FRACTAL, FILTER_SLOPE};
 
 /// The slope traces of the rows around a walked row (south, own, north), each slot-major:
 /// slot k of ring column j at `rows[dz][k * width + j]`, ring column j being grid column
@@ -69,6 +69,9 @@ struct SurfaceRow<'a> {
     slope: Option<SlopeRows<'a>>,
     /// The layer being walked (for FSLP's slot).
     layer: usize,
+    /// The lanes an affector list acts on (T > 0), found once for all its surface affectors:
+    /// a layer's lanes are often few and far between in its live range.
+    live: &'a mut Vec<u32>,
 }
 
 impl RowPass for SurfaceRow<'_> {
@@ -108,8 +111,9 @@ impl RowPass for SurfaceRow<'_> {
             return;
         }
         let range = live_range(t);
+        let mut live_found = false;
         for a in affectors {
-            if matches!(a.kind, AFFECTOR_HEIGHT_CONSTANT | AFFECTOR_HEIGHT_FRACTAL | AFFECTOR_HEIGHT_TERRACE | AFFECTOR_ROAD) {
+            if moves_height(a.kind) {
                 height_affector_lanes::<L>(plan, a, xs, z, t, range.clone(), self.h, fractal);
                 continue;
             }
@@ -121,10 +125,14 @@ impl RowPass for SurfaceRow<'_> {
                 }
                 _ => false,
             };
-            for l in range.clone() {
-                if t[l] > 0.0 {
-                    apply_tree_surface(plan, &self.se.opts, self.ground[l].height, &mut self.results[l], a, t[l], xs[l], z, ramp.then(|| fractal[l]));
-                }
+            if !live_found {
+                self.live.clear();
+                self.live.extend(range.clone().filter(|&l| t[l] > 0.0).map(|l| l as u32));
+                live_found = true;
+            }
+            for &l in self.live.iter() {
+                let l = l as usize;
+                apply_tree_surface(plan, &self.se.opts, self.ground[l].height, &mut self.results[l], a, t[l], xs[l], z, ramp.then(|| fractal[l]));
             }
         }
     }
@@ -198,7 +206,8 @@ impl SurfaceEvaluator {
             let mut end = vec![0.0f32; width];
             for (k, slots) in traces.chunks_exact_mut(row_slots).enumerate() {
                 let z = z0 + (i64::from(r0) - 1 + k as i64) as f32 * spacing;
-                trace_row(lanes, plan, tile, &ring_xs, z, count, &mut end, slots, &mut scratch);
+                // The trace list: the layers that cannot move the height left out.
+                trace_row(lanes, plan, &block.tiles.trace, &ring_xs, z, count, &mut end, slots, &mut scratch);
             }
         }
         let half = plan.half_width;
@@ -208,6 +217,7 @@ impl SurfaceEvaluator {
         let mut results = vec![SurfaceResult::default(); n];
         let mut h = vec![0.0f32; n];
         let mut grounds = vec![Ground { height: 0.0, normal: [0.0; 3] }; n];
+        let mut live = Vec::with_capacity(n);
         for r in r0..=r1 {
             let z = grid.post(0, r).1;
             for (c, g) in (c0..=c1).zip(grounds.iter_mut()) {
@@ -228,7 +238,7 @@ impl SurfaceEvaluator {
                     last: None,
                 }
             });
-            let mut row = SurfaceRow { se: self, h: &mut h, results: &mut results, ground: &grounds, slope, layer: 0 };
+            let mut row = SurfaceRow { se: self, h: &mut h, results: &mut results, ground: &grounds, slope, layer: 0, live: &mut live };
             surface_row(lanes, plan, tile, &xs, z, &mut scratch, &mut row);
             each_row(r, &results);
         }
