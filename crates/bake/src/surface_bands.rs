@@ -111,7 +111,9 @@ pub fn chunk_blocks(planes: &[Plane], splat_families: usize) -> impl Iterator<It
 /// [`BandMeta::blocks`] entry. A block is stored as runs of equal values when they are long
 /// (ids, masks and splat weights mostly; LZ4's overlapping copies of such runs decode a byte
 /// at a time), else LZ4-compressed when that saves at least an eighth, else as it is (noisy
-/// planes — normals — cost no decompression then).
+/// planes — normals — cost no decompression then). A long block whose first [`LZ4_PROBE`]
+/// bytes do not shrink by a sixteenth is stored without compressing the rest: the noisy
+/// planes were a third of the encoder's LZ4 time, for nothing.
 pub fn pack_block(raw: &[u8], unit: usize, out: &mut Vec<u8>) -> u64 {
     let start = out.len();
     // The values as fixed-size arrays, so that comparing them is a compare, not a call.
@@ -123,6 +125,9 @@ pub fn pack_block(raw: &[u8], unit: usize, out: &mut Vec<u8>) -> u64 {
     };
     let kind = if runs {
         BlockKind::Runs
+    } else if raw.len() >= 4 * LZ4_PROBE && !lz4_shrinks(&raw[..LZ4_PROBE], out, start) {
+        out.extend_from_slice(raw);
+        BlockKind::Stored
     } else {
         out.resize(start + lz4_flex::block::get_maximum_output_size(raw.len()), 0);
         match lz4_flex::block::compress_into(raw, &mut out[start..]) {
@@ -138,6 +143,18 @@ pub fn pack_block(raw: &[u8], unit: usize, out: &mut Vec<u8>) -> u64 {
         }
     };
     4 * (out.len() - start) as u64 + kind as u64
+}
+
+/// Bytes of a block [`pack_block`] tries LZ4 on first.
+const LZ4_PROBE: usize = 16 * 1024;
+
+/// Whether LZ4 saves at least a sixteenth of `probe` (compressed into `out` past `start`,
+/// which is left as it was).
+fn lz4_shrinks(probe: &[u8], out: &mut Vec<u8>, start: usize) -> bool {
+    out.resize(start + lz4_flex::block::get_maximum_output_size(probe.len()), 0);
+    let n = lz4_flex::block::compress_into(probe, &mut out[start..]).unwrap_or(probe.len());
+    out.truncate(start);
+    n * 16 <= probe.len() * 15
 }
 
 /// Append `raw` to `out` as (count, value) runs if they take at most a sixteenth of it.
@@ -666,6 +683,34 @@ mod tests {
                 }
             }
             std::fs::write(set.path(r0, rows), band_file_bytes(body, &meta)).unwrap();
+        }
+    }
+
+    #[test]
+    fn long_blocks_are_stored_when_their_start_does_not_compress() {
+        let noise = |i: usize| {
+            // SplitMix64 of the index.
+            let mut z = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB).to_le_bytes()[7]
+        };
+        let pattern = |i: usize| (i % 251) as u8 ^ (i / 4096) as u8;
+        let len = 4 * LZ4_PROBE + 5;
+        let cases: [(Vec<u8>, BlockKind); 3] = [
+            ((0..len).map(noise).collect(), BlockKind::Stored),
+            ((0..len).map(pattern).collect(), BlockKind::Lz4),
+            // Noise for the probe, repeats after it: stored whole, as the probe predicts.
+            ((0..len).map(|i| if i < LZ4_PROBE { noise(i) } else { pattern(i) }).collect(), BlockKind::Stored),
+        ];
+        for (raw, kind) in cases {
+            let mut stored = vec![7u8; 3];
+            let entry = pack_block(&raw, 3, &mut stored);
+            assert_eq!(entry % 4, kind as u64);
+            let at = BlockAt { offset: 3, stored: entry / 4, kind, unit: 3 };
+            assert_eq!(stored.len() as u64, 3 + at.stored);
+            let mut out = vec![0u8; raw.len()];
+            at.decode(&stored[3..], &mut out).unwrap();
+            assert_eq!(out, raw, "{kind:?}");
         }
     }
 

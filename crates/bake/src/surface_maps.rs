@@ -25,7 +25,7 @@ use trnbake_gpu::surface_pass::{GpuSurfacePass, SurfacePasses};
 use trnbake_gpu::{GpuContext, GpuError};
 use trnbake_raster::writers::geotiff::{write_geotiff_from, GeoTiffOptions, TiffSample};
 use trnbake_raster::writers::png16::{write_png16_from, Png16Options};
-use trnbake_raster::writers::png8::{write_png8_from, ByteRows, MemRows, Png8Deflate};
+use trnbake_raster::writers::png8::{write_png8_from, ByteRows, MemRows, Png8Coding, RowFilter};
 use trnbake_raster::writers::set::ExportSummary;
 use trnbake_raster::{HeightSource, WrittenFile};
 use trnbake_swg::eval::{Grid, HeightEvaluator};
@@ -702,9 +702,14 @@ impl SurfaceMapsJob {
         let mut out: Vec<(usize, Writer<'s>)> = Vec::new();
         let dir = inputs.outdir;
         let png = move |name: &'static str, plane: Plane, channels: u32| -> Writer<'s> {
-            // The noisy maps deflate by runs, the masks by matches (`png8`'s measurements).
-            let deflate = if matches!(plane, Plane::Normals | Plane::Color | Plane::Preview) { Png8Deflate::Runs } else { Png8Deflate::Matches };
-            Box::new(move || Ok(vec![write_png8_from(&dir.join(name), &PlaneRows { set, plane, channels, wait: true }, deflate)?]))
+            // The noisy maps as noisy, each with its best filter; the masks as patterned
+            // (`png8`'s measurements).
+            let coding = match plane {
+                Plane::Normals | Plane::Preview => Png8Coding::Noisy(RowFilter::Paeth),
+                Plane::Color => Png8Coding::Noisy(RowFilter::Average),
+                _ => Png8Coding::Patterned,
+            };
+            Box::new(move || Ok(vec![write_png8_from(&dir.join(name), &PlaneRows { set, plane, channels, wait: true }, coding)?]))
         };
         let tif = move |name: String, plane: Plane, sample: TiffSample| -> Writer<'s> {
             // Ids and classes: overviews (COG) pick a value instead of averaging.
@@ -765,7 +770,7 @@ impl SurfaceMapsJob {
             for (k, chunk) in families.chunks(4).enumerate() {
                 let name = format!("splat_{k}.png");
                 let channels = std::array::from_fn(|ch| chunk.get(ch).copied());
-                files.push(write_png8_from(&dir.join(&name), &SplatRows { set, channels }, Png8Deflate::Runs)?);
+                files.push(write_png8_from(&dir.join(&name), &SplatRows { set, channels }, Png8Coding::Noisy(RowFilter::Up))?);
                 for (ch, f) in chunk.iter().enumerate() {
                     let fam = generator.shader_families.families().iter().find(|x| x.id == *f);
                     legend.push(serde_json::json!({
@@ -1183,7 +1188,7 @@ pub fn write_png8(path: &Path, cols: u32, rows: u32, channels: usize, data: &[u8
     assert_eq!(data.len(), cols as usize * rows as usize * channels);
     let stride = cols as usize * channels;
     let north_first: Vec<u8> = data.chunks_exact(stride.max(1)).rev().flatten().copied().collect();
-    write_png8_from(path, &MemRows { width: cols, height: rows, channels: channels as u32, data: &north_first }, Png8Deflate::Matches)
+    write_png8_from(path, &MemRows { width: cols, height: rows, channels: channels as u32, data: &north_first }, Png8Coding::Patterned)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! and deflated in parallel jobs joined into one zlib stream, as `png16` does; the whole image
 //! is never held.
 //!
-//! Deflate ([`Png8Deflate`]): zlib level 2 finds repeats at any distance, which the smooth
+//! Coding ([`Png8Coding`]): zlib level 2 finds repeats at any distance, which the smooth
 //! and patchy maps are full of; the noisy maps (colour, normals, shaded relief) repeat little
 //! beyond runs, and zlib's run-only strategy (`Z_RLE`) deflates them twice as fast for about
 //! the same size. Measured on tatooine's full planet at 2 m (8193², zlib-rs, one core, the
@@ -22,6 +22,11 @@
 //!
 //! (Level 1, zlib-rs's `deflate_quick`, is as fast as runs only but made `color.png` 31 %
 //! larger; Huffman coding alone is a little faster again and a little larger.)
+//!
+//! The noisy maps also take one row filter throughout instead of the best of three per row:
+//! under runs only, the adaptive choice gave the normals and the preview exactly Paeth's
+//! size (110.2 / 109.4 MB), `color.png` is smaller with Average (141.8 against 143.8 MB)
+//! and the splat weights with Up (13.4 against 13.5 MB), for a third of the filtering work.
 
 use std::io::{self, Write};
 use std::ops::Range;
@@ -36,15 +41,26 @@ use crate::{hex, HashingWriter, WrittenFile};
 /// zlib level of the 8-bit maps: fast (see `png16` and the module docs for the measurements).
 const LEVEL: u32 = 2;
 
-/// How an 8-bit map is deflated (see the module docs for the measurements).
+/// How an 8-bit map is filtered and deflated (see the module docs for the measurements).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Png8Deflate {
-    /// zlib level 2: repeats at any distance, for maps with smooth areas and patterns (masks,
-    /// densities, the splat preview).
-    Matches,
-    /// Runs only (zlib's `Z_RLE`): for noisy maps, where it is about twice as fast as level 2
-    /// for files within a few per cent (colour, normals, the shaded preview, splat weights).
-    Runs,
+pub enum Png8Coding {
+    /// Each row's best filter (Sub, Up or Paeth, libpng's heuristic) and zlib level 2, which
+    /// finds repeats at any distance: maps with smooth areas and patterns (masks, the splat
+    /// preview).
+    Patterned,
+    /// One filter for every row and runs only (zlib's `Z_RLE`): noisy maps, where it is about
+    /// twice as fast for files within a few per cent (colour, normals, the shaded preview,
+    /// splat weights).
+    Noisy(RowFilter),
+}
+
+/// A PNG row filter (the filter type byte's values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowFilter {
+    Sub = 1,
+    Up = 2,
+    Average = 3,
+    Paeth = 4,
 }
 
 /// The rows of an 8-bit image, file row 0 being the north edge.
@@ -86,9 +102,9 @@ impl ByteRows for MemRows<'_> {
     }
 }
 
-/// Write `src` as an 8-bit PNG at `path` (atomically), deflated as `deflate` says; the
-/// manifest names its format `png8`, `png-rgb8` or `png-rgba8`.
-pub fn write_png8_from(path: &Path, src: &dyn ByteRows, deflate: Png8Deflate) -> io::Result<WrittenFile> {
+/// Write `src` as an 8-bit PNG at `path` (atomically), coded as `coding` says; the manifest
+/// names its format `png8`, `png-rgb8` or `png-rgba8`.
+pub fn write_png8_from(path: &Path, src: &dyn ByteRows, coding: Png8Coding) -> io::Result<WrittenFile> {
     let (width, height, channels) = (src.width(), src.height(), src.channels());
     let color = match channels {
         1 => png::ColorType::Grayscale,
@@ -110,8 +126,8 @@ pub fn write_png8_from(path: &Path, src: &dyn ByteRows, deflate: Png8Deflate) ->
             enc.set_depth(png::BitDepth::Eight);
             enc.add_text_chunk("Software".to_string(), concat!("trnbake ", env!("CARGO_PKG_VERSION")).to_string()).map_err(io::Error::other)?;
             let mut writer = enc.write_header().map_err(io::Error::other)?;
-            let filtered = |rows: Range<u32>| filtered_rows(src, rows, channels as usize, row_bytes);
-            let how = IdatDeflate { level: LEVEL, runs_only: deflate == Png8Deflate::Runs };
+            let filtered = |rows: Range<u32>| filtered_rows(src, rows, channels as usize, row_bytes, coding);
+            let how = IdatDeflate { level: LEVEL, runs_only: matches!(coding, Png8Coding::Noisy(_)) };
             write_idat_rows(&mut writer, height, row_bytes, how, &|_, bottom| src.wait_rows(bottom), &filtered)?;
             writer.finish().map_err(io::Error::other)?;
         }
@@ -128,8 +144,9 @@ pub fn write_png8_from(path: &Path, src: &dyn ByteRows, deflate: Png8Deflate) ->
 }
 
 /// The filtered scanlines of file rows `rows`: each row's filter byte, then the row filtered
-/// against the row above it (zeros above the first row, as PNG defines).
-fn filtered_rows(src: &dyn ByteRows, rows: Range<u32>, bpp: usize, row_bytes: usize) -> io::Result<Vec<u8>> {
+/// against the row above it (zeros above the first row, as PNG defines) by the filter
+/// `coding` names, or the best of three.
+fn filtered_rows(src: &dyn ByteRows, rows: Range<u32>, bpp: usize, row_bytes: usize, coding: Png8Coding) -> io::Result<Vec<u8>> {
     let with_above = rows.start.saturating_sub(1)..rows.end;
     let mut block = vec![0u8; with_above.len() * row_bytes];
     src.read_rows(with_above.clone(), &mut block)?;
@@ -140,9 +157,24 @@ fn filtered_rows(src: &dyn ByteRows, rows: Range<u32>, bpp: usize, row_bytes: us
         let at = (r - with_above.start) as usize * row_bytes;
         let cur = &block[at..at + row_bytes];
         let above = if r == 0 { &zeros[..] } else { &block[at - row_bytes..at] };
-        let best = filter_row(cur, above, bpp, &mut candidates);
-        out.push(FILTER_TYPES[best]);
-        out.extend_from_slice(&candidates[best]);
+        let (kind, filtered) = match coding {
+            Png8Coding::Patterned => {
+                let best = filter_row(cur, above, bpp, &mut candidates);
+                (FILTER_TYPES[best], &candidates[best])
+            }
+            Png8Coding::Noisy(filter) => {
+                let [sub, up, other] = &mut candidates;
+                match filter {
+                    RowFilter::Sub => sub_row(cur, bpp, sub),
+                    RowFilter::Up => up_row(cur, above, up),
+                    RowFilter::Average => average_row(cur, above, bpp, other),
+                    RowFilter::Paeth => paeth_row(cur, above, bpp, other),
+                }
+                (filter as u8, &candidates[match filter { RowFilter::Sub => 0, RowFilter::Up => 1, _ => 2 }])
+            }
+        };
+        out.push(kind);
+        out.extend_from_slice(filtered);
     }
     Ok(out)
 }
@@ -154,19 +186,51 @@ const FILTER_TYPES: [u8; 3] = [1, 2, 4];
 /// one with the smallest sum of absolute values (the first on a tie). One loop a filter over
 /// whole slices, so each vectorises.
 fn filter_row(cur: &[u8], above: &[u8], bpp: usize, out: &mut [Vec<u8>; 3]) -> usize {
-    let n = cur.len();
-    let lead = bpp.min(n);
     let [sub, up, paeth] = out;
-    // The first pixel has no left neighbour (a = c = 0): Sub keeps it, Paeth predicts b.
-    sub[..lead].copy_from_slice(&cur[..lead]);
-    for ((o, &x), &a) in sub[lead..].iter_mut().zip(&cur[lead..]).zip(&cur[..n - lead]) {
+    sub_row(cur, bpp, sub);
+    up_row(cur, above, up);
+    paeth_row(cur, above, bpp, paeth);
+    let cost = |row: &[u8]| row.iter().map(|&v| u64::from((v as i8).unsigned_abs())).sum::<u64>();
+    let costs = [cost(sub), cost(up), cost(paeth)];
+    (0..3).min_by_key(|&k| costs[k]).unwrap_or(0)
+}
+
+// The filters, each one loop over whole slices so that it vectorises. The first pixel has no
+// left neighbour (a = c = 0): Sub keeps it, Average halves b, Paeth predicts b.
+
+/// Sub: each byte minus the one `bpp` to its left.
+fn sub_row(cur: &[u8], bpp: usize, out: &mut [u8]) {
+    let (n, lead) = (cur.len(), bpp.min(cur.len()));
+    out[..lead].copy_from_slice(&cur[..lead]);
+    for ((o, &x), &a) in out[lead..].iter_mut().zip(&cur[lead..]).zip(&cur[..n - lead]) {
         *o = x.wrapping_sub(a);
     }
-    for ((o, &x), &b) in up.iter_mut().zip(cur).zip(above) {
+}
+
+/// Up: each byte minus the one above it.
+fn up_row(cur: &[u8], above: &[u8], out: &mut [u8]) {
+    for ((o, &x), &b) in out.iter_mut().zip(cur).zip(above) {
         *o = x.wrapping_sub(b);
     }
-    paeth[..lead].copy_from_slice(&up[..lead]);
-    for ((((o, &x), &a), &b), &c) in paeth[lead..].iter_mut().zip(&cur[lead..]).zip(&cur[..n - lead]).zip(&above[lead..]).zip(&above[..n - lead]) {
+}
+
+/// Average: each byte minus the floor of the mean of its left and upper neighbours.
+fn average_row(cur: &[u8], above: &[u8], bpp: usize, out: &mut [u8]) {
+    let (n, lead) = (cur.len(), bpp.min(cur.len()));
+    for ((o, &x), &b) in out[..lead].iter_mut().zip(cur).zip(above) {
+        *o = x.wrapping_sub(b >> 1);
+    }
+    for (((o, &x), &a), &b) in out[lead..].iter_mut().zip(&cur[lead..]).zip(&cur[..n - lead]).zip(&above[lead..]) {
+        *o = x.wrapping_sub(((u16::from(a) + u16::from(b)) >> 1) as u8);
+    }
+}
+
+/// Paeth: each byte minus the one of left, upper and upper-left nearest to left + upper −
+/// upper-left (ties in that order).
+fn paeth_row(cur: &[u8], above: &[u8], bpp: usize, out: &mut [u8]) {
+    let (n, lead) = (cur.len(), bpp.min(cur.len()));
+    up_row(&cur[..lead], &above[..lead], &mut out[..lead]);
+    for ((((o, &x), &a), &b), &c) in out[lead..].iter_mut().zip(&cur[lead..]).zip(&cur[..n - lead]).zip(&above[lead..]).zip(&above[..n - lead]) {
         let (ai, bi, ci) = (i16::from(a), i16::from(b), i16::from(c));
         // p = a + b − c; |p − a| = |b − c|, |p − b| = |a − c|, |p − c| = |a + b − 2c|.
         let (pa, pb, pc) = ((bi - ci).abs(), (ai - ci).abs(), (ai + bi - 2 * ci).abs());
@@ -179,9 +243,6 @@ fn filter_row(cur: &[u8], above: &[u8], bpp: usize, out: &mut [Vec<u8>; 3]) -> u
         };
         *o = x.wrapping_sub(pred);
     }
-    let cost = |row: &[u8]| row.iter().map(|&v| u64::from((v as i8).unsigned_abs())).sum::<u64>();
-    let costs = [cost(sub), cost(up), cost(paeth)];
-    (0..3).min_by_key(|&k| costs[k]).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -227,6 +288,12 @@ mod tests {
                     let mut want = got.clone();
                     assert_eq!(filter_row(&cur, &above, bpp, &mut got), filter_row_reference(&cur, &above, bpp, &mut want));
                     assert_eq!(got, want, "len {len} bpp {bpp}");
+                    // Average, which the adaptive choice leaves out, by the per-byte reading.
+                    let left = |i: usize, row: &[u8]| if i >= bpp { row[i - bpp] } else { 0 };
+                    let average: Vec<u8> = (0..len).map(|i| cur[i].wrapping_sub(((u16::from(left(i, &cur)) + u16::from(above[i])) / 2) as u8)).collect();
+                    let mut got_average = vec![0u8; len];
+                    average_row(&cur, &above, bpp, &mut got_average);
+                    assert_eq!(got_average, average, "average, len {len} bpp {bpp}");
                 }
             }
         }
@@ -236,19 +303,20 @@ mod tests {
     fn every_channel_count_reads_back_as_written() {
         let dir = std::env::temp_dir().join(format!("trnbake-png8-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        for (channels, deflate) in [1u32, 3, 4].into_iter().flat_map(|c| [(c, Png8Deflate::Matches), (c, Png8Deflate::Runs)]) {
+        let codings = [Png8Coding::Patterned, Png8Coding::Noisy(RowFilter::Sub), Png8Coding::Noisy(RowFilter::Up), Png8Coding::Noisy(RowFilter::Average), Png8Coding::Noisy(RowFilter::Paeth)];
+        for (channels, coding) in [1u32, 3, 4].into_iter().flat_map(|c| codings.map(|k| (c, k))) {
             // 300 × 700 pixels: several parallel deflate jobs; noise and smooth runs mixed.
             let (w, h) = (300u32, 700u32);
             let data: Vec<u8> = (0..w * h * channels).map(|i| if i % 7 < 3 { (i.wrapping_mul(2654435761u32) >> 24) as u8 } else { (i / 97) as u8 }).collect();
             let path = dir.join(format!("c{channels}.png"));
-            let wf = write_png8_from(&path, &MemRows { width: w, height: h, channels, data: &data }, deflate).unwrap();
+            let wf = write_png8_from(&path, &MemRows { width: w, height: h, channels, data: &data }, coding).unwrap();
             let img = image::open(&path).unwrap();
             let back = match channels {
                 1 => img.into_luma8().into_raw(),
                 3 => img.into_rgb8().into_raw(),
                 _ => img.into_rgba8().into_raw(),
             };
-            assert_eq!(back, data, "{channels} channels, {deflate:?}");
+            assert_eq!(back, data, "{channels} channels, {coding:?}");
             assert_eq!(wf.bytes, std::fs::metadata(&path).unwrap().len());
         }
         std::fs::remove_dir_all(&dir).unwrap();
