@@ -12,8 +12,9 @@
 /// Largest strip (the private arrays' size).
 const MAX_STRIP: u32 = 4u;
 
-/// Posts per invocation: 4 (one record load serves four posts), or 1 for the one-post kernel
-/// a device benchmark compares it with (`TRNBAKE_GPU_STRIP`, src/gpu/mod.rs).
+/// Posts per invocation, set by the host (`height_strip`, crates/gpu/src/context.rs): 4 on a
+/// CPU adapter (one record load serves four posts), 1 on a hardware GPU (2x faster on the
+/// H200); `TRNBAKE_GPU_STRIP` overrides.
 override STRIP: u32 = 4u;
 
 /// The heights accumulated so far at the strip's posts.

@@ -148,3 +148,24 @@ fn gpu_matches_cpu_with_roads_and_rivers() {
     let grid = Grid { x0: (x - 256.0).round() as f64, z0: (z - 256.0).round() as f64, spacing: 2.0, cols: 257, rows: 257 };
     parity_with("dathomir roads on, 2 m at a road", &t, &ctx, grid, true);
 }
+
+/// The height kernel's strips (1 post per invocation on real GPUs, 4 on lavapipe: gpu
+/// `height_strip`) give the same bits: both against each other on a real planet at 16 m and a
+/// 2 m window, tiles of a size that leaves partial strips at every tile's east edge.
+#[test]
+fn height_strips_give_the_same_bits() {
+    let Some(ctx) = gpu() else { return };
+    let Some(p) = common::real_file("terrain/tatooine.trn") else { return };
+    let t = Terrain::load(&p).unwrap();
+    let e = evaluator(&t);
+    let one = GpuContext::with_height_strip(ctx.adapter.device_type == "Cpu", Some(&ctx.adapter.name), 1).unwrap();
+    let four = GpuContext::with_height_strip(ctx.adapter.device_type == "Cpu", Some(&ctx.adapter.name), 4).unwrap();
+    assert_eq!((one.strip, four.strip), (1, 4));
+    for grid in [Grid { x0: -8192.0, z0: -8192.0, spacing: 16.0, cols: 1025, rows: 1025 }, complex_region(&e, e.plan.half_width).0] {
+        let (a, b) = (gpu_grid(&one, &e, &grid, 510), gpu_grid(&four, &e, &grid, 510));
+        let (max, same, n) = compare(&a, &b);
+        assert_eq!(same, n, "strips of 1 and 4 differ at {} of {n} posts (max |dh| {max:e} m)", n - same);
+        let (max, _, _) = compare(&a, &cpu_grid(&e, &grid));
+        assert!(max <= 1e-3, "strip 1 against the CPU: max |dh| {max} > 1e-3 m");
+    }
+}

@@ -68,17 +68,21 @@ pub struct GpuContext {
     pub strip: u32,
 }
 
-/// Posts per invocation of the height kernel: 4 (each record load serves a strip of four posts
-/// of a row), or what `TRNBAKE_GPU_STRIP` (1..=4) says, for benchmarks that compare strips on
-/// one adapter (scripts/device-bench.sh runs 1 and 4).
-pub fn height_strip() -> u32 {
+/// Posts per invocation of the height kernel on an adapter of `device_type`, unless
+/// `TRNBAKE_GPU_STRIP` (1..=4) says otherwise (benchmarks that compare strips on one adapter;
+/// scripts/device-bench.sh runs both). A CPU adapter (lavapipe) walks a strip of 4 posts a
+/// row per invocation, each record load serving four posts: 1.8x faster there. A real GPU walks
+/// one post per invocation: on the H200 the full 1 m planet computed in 0.11 s against 0.22 s
+/// with strips of 4 (more invocations hide the loads better than fewer, wider ones).
+pub fn height_strip(device_type: wgpu::DeviceType) -> u32 {
+    let default = if device_type == wgpu::DeviceType::Cpu { 4 } else { 1 };
     match std::env::var("TRNBAKE_GPU_STRIP").ok().and_then(|v| v.trim().parse::<u32>().ok()) {
         Some(n @ 1..=4) => n,
         Some(n) => {
-            tracing::warn!("TRNBAKE_GPU_STRIP={n} is not in 1..=4; using 4");
-            4
+            tracing::warn!("TRNBAKE_GPU_STRIP={n} is not in 1..=4; using {default}");
+            default
         }
-        None => 4,
+        None => default,
     }
 }
 
@@ -86,6 +90,17 @@ impl GpuContext {
     /// Pick an adapter: high-performance first (a real GPU beats lavapipe), or only software
     /// adapters with `software_only`; `name_filter` keeps adapters whose name contains it.
     pub fn new(software_only: bool, name_filter: Option<&str>) -> Result<GpuContext, GpuError> {
+        Self::open(software_only, name_filter, None)
+    }
+
+    /// [`GpuContext::new`] with the height kernel walking `strip` posts (1..=4) per invocation
+    /// whatever the adapter (the tests hold every strip to the same heights).
+    pub fn with_height_strip(software_only: bool, name_filter: Option<&str>, strip: u32) -> Result<GpuContext, GpuError> {
+        assert!((1..=4).contains(&strip), "a strip of 1 to 4 posts");
+        Self::open(software_only, name_filter, Some(strip))
+    }
+
+    fn open(software_only: bool, name_filter: Option<&str>, strip: Option<u32>) -> Result<GpuContext, GpuError> {
         let inst = instance();
         let mut adapters = pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()));
         adapters.retain(|a| {
@@ -116,6 +131,7 @@ impl GpuContext {
             }));
         };
         let summary = summarize(&adapter);
+        let adapter_type = adapter.get_info().device_type;
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("trnbake"),
@@ -130,7 +146,7 @@ impl GpuContext {
         device.on_uncaptured_error(std::sync::Arc::new(|e| tracing::error!("uncaptured wgpu error: {e}")));
 
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let strip = height_strip();
+        let strip = strip.unwrap_or_else(|| height_strip(adapter_type));
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("height_pass"),
             source: wgpu::ShaderSource::Wgsl(HEIGHT_PASS_WGSL.into()),
