@@ -122,9 +122,9 @@ pub struct SurfaceTiming {
     pub passes_seconds: f64,
     /// The water surface at every post.
     pub water_seconds: f64,
-    /// Turning the results into the maps' values (the band checkpoints' bytes), on a thread of
-    /// its own beside the next band's passes: the stages overlap, so the figures add up to more
-    /// than `total_seconds`.
+    /// Turning the results into the maps' values (the band checkpoints' bytes). On the GPU
+    /// backend this runs on a thread of its own beside the next band's passes, so there the
+    /// figures add up to more than `total_seconds`.
     pub checkpoint_seconds: f64,
     /// Writing the band checkpoints, on a thread of their own beside the next bands.
     pub checkpoint_write_seconds: f64,
