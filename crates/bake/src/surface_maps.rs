@@ -330,7 +330,7 @@ impl SurfaceMapsJob {
                 // A closed queue: the checkpoint thread stopped on an error, reported below.
                 (t.elapsed().as_secs_f64(), to_checkpoint.send((k, bytes)).is_ok())
             };
-            let encoder = {
+            let encoder = encode_beside.then(|| {
                 let to_checkpoint = to_checkpoint.clone();
                 scope.spawn(move || -> f64 {
                     let mut seconds = 0.0;
@@ -343,7 +343,7 @@ impl SurfaceMapsJob {
                     }
                     seconds
                 })
-            };
+            });
             let mut computed = Ok(());
             for (n, &k) in todo.iter().enumerate() {
                 progress.set_stage(&format!("band {} of {}", n + 1, todo.len()));
@@ -369,9 +369,10 @@ impl SurfaceMapsJob {
                 }
             }
             drop((to_encoder, to_checkpoint));
-            match encoder.join() {
-                Ok(seconds) => timing.checkpoint_seconds += seconds,
-                Err(_) => computed = computed.and(Err(crate::Error::Invalid("the band checkpoint encoder panicked".into()))),
+            match encoder.map(|e| e.join()) {
+                None => {}
+                Some(Ok(seconds)) => timing.checkpoint_seconds += seconds,
+                Some(Err(_)) => computed = computed.and(Err(crate::Error::Invalid("the band checkpoint encoder panicked".into()))),
             }
             match checkpoints.join() {
                 Ok(Ok(seconds)) => timing.checkpoint_write_seconds = seconds,
