@@ -1,14 +1,14 @@
 //! What each subcommand does: validated arguments in, library calls, output out.
 
 use crate::cli::{Cli, Command, HeightArgs, MissingBitmaps, OnOff};
-use trnbake_swg::eval::HeightEvaluator;
-use trnbake_swg::plan::HeightOptions;
-use trnbake_raster::fsutil::write_atomic;
-use trnbake_swg::model::json::{demo_terrain, terrain_from_json};
-use trnbake_swg::model::{info::tree_text, Terrain};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::Path;
+use trnbake_raster::fsutil::write_atomic;
+use trnbake_swg::eval::HeightEvaluator;
+use trnbake_swg::model::json::{demo_terrain, terrain_from_json};
+use trnbake_swg::model::{info::tree_text, Terrain};
+use trnbake_swg::plan::HeightOptions;
 
 /// Load a terrain, or the demo when no file is given.
 pub fn load_terrain(file: Option<&Path>) -> Result<Terrain> {
@@ -27,7 +27,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Fidelity { file, cells, seed, json, height, surface, pimp_samples, pimp_reach, pimp_every_cell, explain, out, dump_cells, dump_rect } => {
             // Resolved per terrain: the default reach comes from its header.
             let pimp_samples = PimpSamplingArg { per_side: pimp_samples, reach: pimp_reach };
-            let pimp_cells = if pimp_every_cell { trnbake_swg::fidelity::PimpCells::Every } else { trnbake_swg::fidelity::PimpCells::Random { n: cells * 4, seed } };
+            let pimp_cells =
+                if pimp_every_cell { trnbake_swg::fidelity::PimpCells::Every } else { trnbake_swg::fidelity::PimpCells::Random { n: cells * 4, seed } };
             if let Some(path) = dump_cells {
                 let t = Terrain::load(&file)?;
                 let e = height_evaluator(&t, &height, Some(&file))?;
@@ -186,8 +187,7 @@ fn sample(file: Option<&Path>, points: Option<&Path>, at: Option<&str>, args: &H
                 if l.is_empty() || l.starts_with('#') || (i == 0 && l.chars().next().is_some_and(|c| c.is_alphabetic())) {
                     continue; // blank, comment or a header such as `x,z`
                 }
-                let point = parse_point(l)
-                    .with_context(|| format!("{} line {}: `{l}` is not `x,z` (two numbers)", p.display(), i + 1))?;
+                let point = parse_point(l).with_context(|| format!("{} line {}: `{l}` is not `x,z` (two numbers)", p.display(), i + 1))?;
                 if !t.header.on_map(f64::from(point.0), f64::from(point.1)) {
                     bail!("{} line {}: {l} is off the map ({})", p.display(), i + 1, t.header.extent_text());
                 }
@@ -224,13 +224,23 @@ impl PimpSamplingArg {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn fidelity(file: &Path, cells: usize, seed: u64, pimp_cells: trnbake_swg::fidelity::PimpCells, json: bool, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: PimpSamplingArg) -> Result<()> {
+fn fidelity(
+    file: &Path,
+    cells: usize,
+    seed: u64,
+    pimp_cells: trnbake_swg::fidelity::PimpCells,
+    json: bool,
+    args: &HeightArgs,
+    surface_args: &crate::cli::SurfaceArgs,
+    pimp_samples: PimpSamplingArg,
+) -> Result<()> {
     use trnbake_swg::fidelity::{check_pfpm, check_smap, check_wmap};
     let t = Terrain::load(file)?;
     let pimp_samples = pimp_samples.resolve(&t);
     let e = height_evaluator(&t, args, Some(file))?;
     let surface = trnbake_swg::surface::SurfaceEvaluator::new(&t, &height_options(args, Some(file)), surface_args.options())?;
-    let pimp = trnbake_swg::fidelity::pimp_predictions(&t, &e, &surface, surface_args.normals, pimp_samples, pimp_cells).map(|p| trnbake_swg::fidelity::pimp_report(&p));
+    let pimp = trnbake_swg::fidelity::pimp_predictions(&t, &e, &surface, surface_args.normals, pimp_samples, pimp_cells)
+        .map(|p| trnbake_swg::fidelity::pimp_report(&p));
     let pfpm = check_pfpm(&t, &e, cells, seed);
     let near = trnbake_swg::fidelity::near_roads(&t, 0.0);
     let pfpm_roads = trnbake_swg::fidelity::check_pfpm_where(&t, &e, cells, seed, &near);
@@ -314,7 +324,14 @@ fn write_ceiling(out: &mut impl Write, r: &trnbake_swg::fidelity::PimpReport) ->
 
 /// `trnbake fidelity --explain`: the PIMP check (cells × 4 cells, as `fidelity`) with every
 /// miss traced to its rules, written to OUT/misses.csv and OUT/misses.png.
-fn fidelity_explain(file: &Path, pimp_cells: trnbake_swg::fidelity::PimpCells, args: &HeightArgs, surface_args: &crate::cli::SurfaceArgs, pimp_samples: PimpSamplingArg, out_dir: &Path) -> Result<()> {
+fn fidelity_explain(
+    file: &Path,
+    pimp_cells: trnbake_swg::fidelity::PimpCells,
+    args: &HeightArgs,
+    surface_args: &crate::cli::SurfaceArgs,
+    pimp_samples: PimpSamplingArg,
+    out_dir: &Path,
+) -> Result<()> {
     let t = Terrain::load(file)?;
     let pimp_samples = pimp_samples.resolve(&t);
     let e = height_evaluator(&t, args, Some(file))?;
@@ -452,7 +469,8 @@ pub fn export_choice(args: &crate::cli::ExportArgs) -> Result<trnbake_raster::wr
 
 /// Parse `A,B` (two finite numbers) for `--origin`/`--height-range`.
 fn parse_pair(s: &str, what: &str) -> Result<(f64, f64)> {
-    let v: Vec<f64> = s.split(',').map(|p| p.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| anyhow::anyhow!("{what} `{s}` is not two numbers A,B"))?;
+    let v: Vec<f64> =
+        s.split(',').map(|p| p.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| anyhow::anyhow!("{what} `{s}` is not two numbers A,B"))?;
     match v[..] {
         [a, b] if a.is_finite() && b.is_finite() => Ok((a, b)),
         _ => bail!("{what} `{s}` is not two numbers A,B"),
@@ -494,8 +512,9 @@ fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
         Some(f) if f.len() == 1 => f[0].parse::<Format>().map_err(|e| anyhow::anyhow!("--format: {e}"))?,
         Some(_) => bail!("convert writes one format; give one --format"),
         None if ext == "vrt" => Format::Tif,
-        None => Format::from_extension(&args.output)
-            .with_context(|| format!("cannot tell the output format from `{}`; give --format ({})", args.output.display(), trnbake_raster::writers::set::FORMAT_NAMES))?,
+        None => Format::from_extension(&args.output).with_context(|| {
+            format!("cannot tell the output format from `{}`; give --format ({})", args.output.display(), trnbake_raster::writers::set::FORMAT_NAMES)
+        })?,
     };
     let mut choice = export_choice(&crate::cli::ExportArgs { format: Some(vec![format.name().to_string()]), ..args.export.clone() })?;
     if ext == "vrt" {
@@ -510,10 +529,7 @@ fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
     let input = open(&args.input, &opts)?;
     let citation = input.citation.clone().unwrap_or_else(|| "trnbake local metres".to_string());
     let out_ext = if ext == "vrt" || ext.is_empty() { format.extension().to_string() } else { ext.clone() };
-    let spec = ExportSpec {
-        outputs: vec![Output { format, stem: stem.clone(), ext: out_ext }],
-        ..ExportSpec::for_bake(&choice, citation)
-    };
+    let spec = ExportSpec { outputs: vec![Output { format, stem: stem.clone(), ext: out_ext }], ..ExportSpec::for_bake(&choice, citation) };
     let pb = trnbake_bake::progress::Progress::new(0, "files", "convert", quiet);
     let report = export(input.source.as_ref(), None, &spec, &dir, &|total| {
         pb.set_total(total);
@@ -566,7 +582,13 @@ fn bench_export(posts: u32, dir: Option<std::path::PathBuf>, formats: Option<&[S
         writeln!(out, "{}", serde_json::to_string_pretty(&r)?)?;
         return Ok(());
     }
-    writeln!(out, "{}x{} posts ({} rayon threads), synthetic terrain streamed from a raw file; MB/s of samples written (atomic write, fsync and SHA-256 included):", posts, posts, rayon::current_num_threads())?;
+    writeln!(
+        out,
+        "{}x{} posts ({} rayon threads), synthetic terrain streamed from a raw file; MB/s of samples written (atomic write, fsync and SHA-256 included):",
+        posts,
+        posts,
+        rayon::current_num_threads()
+    )?;
     for c in &r.cases {
         writeln!(
             out,
@@ -590,14 +612,19 @@ fn bake(args: &crate::cli::BakeArgs, quiet: bool) -> Result<()> {
     if !quiet {
         // A shard computes part of the tiles and knows no height range: it says its tiles.
         let (what, rate, range) = match job.shard {
-            Some(s) => (format!("shard {}/{} ({} tiles computed, {} resumed) of ", s.index, s.count, r.tiles_computed, r.tiles_resumed), String::new(), String::new()),
+            Some(s) => {
+                (format!("shard {}/{} ({} tiles computed, {} resumed) of ", s.index, s.count, r.tiles_computed, r.tiles_resumed), String::new(), String::new())
+            }
             None => (
                 String::new(),
                 format!(" ({:.2} M posts/s end to end)", r.posts as f64 / r.total_seconds.max(1e-9) / 1e6),
                 format!("; heights {:.2} .. {:.2} m", r.min_height, r.max_height),
             ),
         };
-        eprintln!("baked {what}{}×{} posts at {} m on the {} backend in {:.2} s{rate}{range}", job.grid.cols, job.grid.rows, job.grid.spacing, r.backend, r.total_seconds);
+        eprintln!(
+            "baked {what}{}×{} posts at {} m on the {} backend in {:.2} s{rate}{range}",
+            job.grid.cols, job.grid.rows, job.grid.spacing, r.backend, r.total_seconds
+        );
         for o in &r.outputs {
             eprintln!("  wrote {} ({} bytes)", job.outdir.join(&o.path).display(), o.bytes);
         }

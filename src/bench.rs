@@ -1,9 +1,9 @@
 //! `trnbake bench`: throughput of the height and surface passes per backend, measured in one run
 //! (performance lives here, never in timed tests).
 
-use trnbake_swg::eval::{Grid, HeightEvaluator};
 use serde::Serialize;
 use std::time::Instant;
+use trnbake_swg::eval::{Grid, HeightEvaluator};
 
 #[derive(Debug, Serialize)]
 pub struct BenchCase {
@@ -45,7 +45,14 @@ pub fn cpu_grid(e: &HeightEvaluator, grid: &Grid, block: u32, out: &mut [f32]) {
 /// the pole spacing with per-block culling (256-post blocks) and without (one block), on the
 /// CPU and, when an adapter exists, the GPU backend — all in one run so ratios are fair. The
 /// GPU always culls per 128² block inside its tiles, so its rows are 256² tiles and one tile.
-pub fn run_standard(t: &trnbake_swg::model::Terrain, e: &HeightEvaluator, repeat: usize, full_16m: bool, with_cpu: bool, with_gpu: bool) -> anyhow::Result<Vec<BenchCase>> {
+pub fn run_standard(
+    t: &trnbake_swg::model::Terrain,
+    e: &HeightEvaluator,
+    repeat: usize,
+    full_16m: bool,
+    with_cpu: bool,
+    with_gpu: bool,
+) -> anyhow::Result<Vec<BenchCase>> {
     let half = f64::from(t.header.map_width) / 2.0;
     let pole = f64::from(t.header.pole_spacing());
     let full8_n = (2.0 * half / 8.0) as u32 + 1;
@@ -112,7 +119,13 @@ pub fn run_standard(t: &trnbake_swg::model::Terrain, e: &HeightEvaluator, repeat
 pub fn run_planet(t: &trnbake_swg::model::Terrain, e: &HeightEvaluator, spacings: &[f64], tile: Option<u32>, with_cpu: bool) -> anyhow::Result<Vec<BenchCase>> {
     let half = f64::from(t.header.map_width) / 2.0;
     let mut cases = Vec::new();
-    let case = |name: String, backend: &str, posts: u64, seconds: f64| BenchCase { name, backend: backend.into(), posts, seconds, posts_per_second: posts as f64 / seconds };
+    let case = |name: String, backend: &str, posts: u64, seconds: f64| BenchCase {
+        name,
+        backend: backend.into(),
+        posts,
+        seconds,
+        posts_per_second: posts as f64 / seconds,
+    };
     let gpu = match trnbake_gpu::GpuContext::new(false, None) {
         Ok(c) => Some(c),
         Err(err) => {
@@ -167,7 +180,13 @@ const SURFACE_RUNS: usize = 2;
 /// difference is noise (on the H200 it came out negative). Each row is the best of
 /// [`SURFACE_RUNS`] after a warm-up run; a GPU row includes uploading the heights and reading
 /// the results back.
-pub fn run_surface(t: &trnbake_swg::model::Terrain, e: &HeightEvaluator, s: &trnbake_swg::surface::SurfaceEvaluator, with_cpu: bool, with_gpu: bool) -> anyhow::Result<Vec<BenchCase>> {
+pub fn run_surface(
+    t: &trnbake_swg::model::Terrain,
+    e: &HeightEvaluator,
+    s: &trnbake_swg::surface::SurfaceEvaluator,
+    with_cpu: bool,
+    with_gpu: bool,
+) -> anyhow::Result<Vec<BenchCase>> {
     use trnbake_gpu::surface_pass::{GpuSurfacePass, SurfacePasses};
     use trnbake_swg::surface::grid::{apron_heights, grid_normals, surface_results, PassSelection};
     use trnbake_swg::surface::normals::NormalMethod;
@@ -198,11 +217,7 @@ pub fn run_surface(t: &trnbake_swg::model::Terrain, e: &HeightEvaluator, s: &trn
     let normals_s = best(&mut || drop(grid_normals(&grid, &heights, e, s.plan.half_width, NormalMethod::Faces)));
     let shader_s = best(&mut || drop(surface_results(&grid, &heights, &normals, s, PassSelection::Shader)));
     let both_s = best(&mut || drop(surface_results(&grid, &heights, &normals, s, PassSelection::Both)));
-    let mut cases = vec![
-        case("normals", "cpu", normals_s),
-        case("shader pass", "cpu", shader_s),
-        case("every surface pass (one walk)", "cpu", both_s),
-    ];
+    let mut cases = vec![case("normals", "cpu", normals_s), case("shader pass", "cpu", shader_s), case("every surface pass (one walk)", "cpu", both_s)];
     if !with_cpu {
         cases.clear();
     }
@@ -300,16 +315,16 @@ type WriteVariant<'a> = Box<dyn Fn() -> std::io::Result<trnbake_raster::WrittenF
 /// encoding, the atomic write with fsync and the SHA-256 of the manifest. Each file is deleted
 /// after it is measured; memory stays bounded whatever `n` (see `peak_rss_bytes`).
 pub fn run_export(n: u32, dir: &std::path::Path, formats: &[trnbake_raster::writers::set::Format]) -> anyhow::Result<ExportBench> {
+    use anyhow::Context;
+    use rayon::prelude::*;
+    use std::io::Write;
+    use trnbake_raster::source::{RawFileSource, RawSample};
     use trnbake_raster::writers::geotiff::{write_geotiff_from, Compression, GeoTiffOptions, TiffLayout, TiffSample};
     use trnbake_raster::writers::png16::{write_png16_from, Png16Options, DEFLATE};
     use trnbake_raster::writers::raw::write_raw_from;
     use trnbake_raster::writers::set::Format;
-    use trnbake_raster::source::{RawFileSource, RawSample};
     use trnbake_raster::writers::ter::{write_ter_from, TerEncoding};
     use trnbake_raster::{u16_full_scale_offset, u16_scale_offset, Grid, RowOrder};
-    use anyhow::Context;
-    use rayon::prelude::*;
-    use std::io::Write;
 
     if n < 2 {
         anyhow::bail!("--posts must be at least 2");
@@ -326,10 +341,7 @@ pub fn run_export(n: u32, dir: &std::path::Path, formats: &[trnbake_raster::writ
         let band = 64u32;
         for r0 in (0..n).step_by(band as usize) {
             let rows = band.min(n - r0);
-            let v: Vec<f32> = (0..rows * n)
-                .into_par_iter()
-                .map(|i| synthetic_height(grid.x0 + f64::from(i % n), grid.z0 + f64::from(r0 + i / n)))
-                .collect();
+            let v: Vec<f32> = (0..rows * n).into_par_iter().map(|i| synthetic_height(grid.x0 + f64::from(i % n), grid.z0 + f64::from(r0 + i / n))).collect();
             for &h in &v {
                 lo = lo.min(h);
                 hi = hi.max(h);
@@ -370,7 +382,15 @@ pub fn run_export(n: u32, dir: &std::path::Path, formats: &[trnbake_raster::writ
                     ("zlib 3", Box::new(move || write_png16_from(&p, src, scale, offset, &Png16Options { compression: DEFLATE, min_max: Some((lo, hi)) })), 2),
                     (
                         "none",
-                        Box::new(move || write_png16_from(&p2, src, scale, offset, &Png16Options { compression: png::DeflateCompression::NoCompression, min_max: Some((lo, hi)) })),
+                        Box::new(move || {
+                            write_png16_from(
+                                &p2,
+                                src,
+                                scale,
+                                offset,
+                                &Png16Options { compression: png::DeflateCompression::NoCompression, min_max: Some((lo, hi)) },
+                            )
+                        }),
                         2,
                     ),
                 ]

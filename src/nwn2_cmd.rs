@@ -258,7 +258,13 @@ pub fn export_cmd(a: &ExportArgs, quiet: bool) -> Result<Exported> {
             Some(r) => {
                 // SWG heights are evaluated at the vertices themselves: no horizontal scaling.
                 if megatiles.is_some() && ((r[2] - r[0] - 40.0 * f64::from(w)).abs() > 0.01 || (r[3] - r[1] - 40.0 * f64::from(h)).abs() > 0.01) {
-                    bail!("--region is {} x {} m but {w}x{h} megatiles are {} x {} m; SWG terrain is sampled at true scale", r[2] - r[0], r[3] - r[1], 40 * w, 40 * h);
+                    bail!(
+                        "--region is {} x {} m but {w}x{h} megatiles are {} x {} m; SWG terrain is sampled at true scale",
+                        r[2] - r[0],
+                        r[3] - r[1],
+                        40 * w,
+                        40 * h
+                    );
                 }
                 (r[0], r[1])
             }
@@ -436,7 +442,11 @@ fn bench(file: &Path, data_root: Option<PathBuf>, sizes: &[u32], at: Option<&str
         return Ok(());
     }
     writeln!(out, "{}: loaded and planned in {load_s:.2} s, {} threads", file.display(), rayon::current_num_threads())?;
-    writeln!(out, "{:>9} {:>9} {:>9} {:>8} {:>12} {:>9} {:>10} {:>7} {:>7}", "megatiles", "vertices", "triangles", "islands", "end-to-end s", "heights s", "walkmesh s", "TRN MB", "TRX MB")?;
+    writeln!(
+        out,
+        "{:>9} {:>9} {:>9} {:>8} {:>12} {:>9} {:>10} {:>7} {:>7}",
+        "megatiles", "vertices", "triangles", "islands", "end-to-end s", "heights s", "walkmesh s", "TRN MB", "TRX MB"
+    )?;
     for r in &rows {
         writeln!(
             out,

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 
+use trnbake_raster::Grid;
 use trnbake_scs::export::{export_map, ExportOptions};
 use trnbake_scs::token::Token;
-use trnbake_raster::Grid;
 
 #[derive(Subcommand, Debug)]
 pub enum ScsCommand {
@@ -185,7 +185,11 @@ fn check(path: &Path, json: bool, quiet: bool) -> Result<()> {
 }
 
 fn parse_list(s: &str, n: usize, what: &str) -> Result<Vec<f64>> {
-    let v: Vec<f64> = s.split(',').map(|p| p.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| anyhow::anyhow!("{what} `{s}` is not {n} comma-separated numbers"))?;
+    let v: Vec<f64> = s
+        .split(',')
+        .map(|p| p.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| anyhow::anyhow!("{what} `{s}` is not {n} comma-separated numbers"))?;
     if v.len() != n || v.iter().any(|x| !x.is_finite()) {
         bail!("{what} `{s}` is not {n} comma-separated numbers");
     }
@@ -362,7 +366,10 @@ pub fn peak_rss_kib() -> Option<u64> {
 
 /// A smooth synthetic landscape with some relief at every scale (metres).
 pub fn synthetic_height(x: f64, z: f64) -> f64 {
-    120.0 * (x / 700.0).sin() * (z / 900.0).cos() + 35.0 * ((x + 2.0 * z) / 180.0).sin() + 6.0 * ((3.0 * x - z) / 41.0).cos() + 1.5 * (x / 9.0).sin() * (z / 13.0).sin()
+    120.0 * (x / 700.0).sin() * (z / 900.0).cos()
+        + 35.0 * ((x + 2.0 * z) / 180.0).sin()
+        + 6.0 * ((3.0 * x - z) / 41.0).cos()
+        + 1.5 * (x / 9.0).sin() * (z / 13.0).sin()
 }
 
 fn bench(a: &BenchArgs) -> Result<()> {
@@ -391,13 +398,21 @@ fn bench(a: &BenchArgs) -> Result<()> {
             tmp.clone()
         }
     };
-    let opts = ExportOptions { name: "bench".into(), patch_m: a.patch, origin: (0.0, 0.0), material: Token::new("34").expect("token"), max_error: a.max_error, min_patch_m: None };
+    let opts = ExportOptions {
+        name: "bench".into(),
+        patch_m: a.patch,
+        origin: (0.0, 0.0),
+        material: Token::new("34").expect("token"),
+        max_error: a.max_error,
+        min_patch_m: None,
+    };
     let t1 = std::time::Instant::now();
     let e = export_map(&h, grid, None, &source, &opts, &out)?;
     let t_export = t1.elapsed().as_secs_f64();
     let m = &e.manifest;
     let k = (a.patch / a.spacing).round() as usize;
-    let (ind_rms, ind_max) = trnbake_scs::fit::independent_patch_error(trnbake_scs::fit::FitGrid { cols: grid.cols as usize, rows: grid.rows as usize, h: &h }, k);
+    let (ind_rms, ind_max) =
+        trnbake_scs::fit::independent_patch_error(trnbake_scs::fit::FitGrid { cols: grid.cols as usize, rows: grid.rows as usize, h: &h }, k);
     let report = serde_json::json!({
         "source": source,
         "posts": grid.len(),

@@ -73,11 +73,7 @@ fn killed_bake_resumes_from_checkpoints() {
     state["shard"] = serde_json::Value::Null;
     state["complete"] = false.into();
     std::fs::write(&state_path, serde_json::to_vec(&state).unwrap()).unwrap();
-    let o = trnbake()
-        .args(["bake", "--backend", "cpu", "--spacing", "16", "--tile", "48", "--maps", "height", "-o"])
-        .arg(&killed)
-        .output()
-        .unwrap();
+    let o = trnbake().args(["bake", "--backend", "cpu", "--spacing", "16", "--tile", "48", "--maps", "height", "-o"]).arg(&killed).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("resuming: 18 of 36 tiles already done"), "{err}");
@@ -99,12 +95,7 @@ fn outputs_from_checkpoints_equal_sampled_heights() {
     let got: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
     let (n, s, w) = (257usize, 16.0f64, -2048.0f64);
     assert_eq!(got.len(), n * n);
-    let mut child = trnbake()
-        .args(["sample", "--points", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = trnbake().args(["sample", "--points", "-"]).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().unwrap();
     {
         let mut stdin = child.stdin.take().unwrap();
         // File order: north row first.
@@ -217,7 +208,14 @@ fn a_missing_bitmap_names_the_library_fix_and_the_flags() {
     std::fs::create_dir_all(&empty).unwrap();
     let sample = trnbake().args(["sample", "--at", "0,0", "--data-root"]).arg(&empty).arg(&trn).output().unwrap();
     let out = tmp("no-bitmaps-bake");
-    let bake = trnbake().args(["bake", "--backend", "cpu", "--spacing", "512", "--maps", "height", "-q", "-o"]).arg(&out).arg("--data-root").arg(&empty).arg(&trn).output().unwrap();
+    let bake = trnbake()
+        .args(["bake", "--backend", "cpu", "--spacing", "512", "--maps", "height", "-q", "-o"])
+        .arg(&out)
+        .arg("--data-root")
+        .arg(&empty)
+        .arg(&trn)
+        .output()
+        .unwrap();
     for (what, o) in [("sample", sample), ("bake", bake)] {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{what}: {err}");
@@ -295,11 +293,7 @@ fn damaged_checkpoint_tiles_are_recomputed_and_refused_by_merge() {
     bake(&killed, &["--shard", "1/2"]);
     as_killed_unsharded(&killed);
     zero_a_tile(&killed);
-    let o = trnbake()
-        .args(["bake", "--backend", "cpu", "--spacing", "16", "--tile", "48", "--maps", "height", "-o"])
-        .arg(&killed)
-        .output()
-        .unwrap();
+    let o = trnbake().args(["bake", "--backend", "cpu", "--spacing", "16", "--tile", "48", "--maps", "height", "-o"]).arg(&killed).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("is damaged (size or checksum); recomputing it"), "{err}");
@@ -402,7 +396,11 @@ fn one_bake_per_folder_and_signals_end_a_bake_cleanly() {
 fn a_killed_rebake_never_leaves_a_manifest_that_lies() {
     let out = tmp("manifest-honest");
     let args = |gain: &str| -> Vec<String> {
-        ["bake", "--backend", "cpu", "--spacing", "4", "--tile", "128", "--bitmap-gain", gain, "-q", "-o"].iter().map(|s| s.to_string()).chain([out.display().to_string()]).collect()
+        ["bake", "--backend", "cpu", "--spacing", "4", "--tile", "128", "--bitmap-gain", gain, "-q", "-o"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([out.display().to_string()])
+            .collect()
     };
     let o = trnbake().args(args("on")).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -441,11 +439,7 @@ fn a_rebake_removes_the_earlier_outputs_it_does_not_write() {
     bake(&out, &["--format", "tif,ter"]);
     assert!(out.join("height.ter").is_file());
     std::fs::write(out.join("notes.txt"), b"mine").unwrap();
-    let o = trnbake()
-        .args(["bake", "--backend", "cpu", "--spacing", "32", "--maps", "height", "--format", "tif", "-o"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = trnbake().args(["bake", "--backend", "cpu", "--spacing", "32", "--maps", "height", "--format", "tif", "-o"]).arg(&out).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("removed 1 file(s) of the previous bake"), "{err}");

@@ -12,7 +12,19 @@ use std::process::{Command, Output};
 fn trnbake() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_trnbake"));
     // No scheduler variable of the machine running the tests leaks into `--shard auto`.
-    for v in ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_STEP", "SLURM_ARRAY_TASK_COUNT", "AWS_BATCH_JOB_ARRAY_INDEX", "AWS_BATCH_JOB_ARRAY_SIZE", "CLOUD_RUN_TASK_INDEX", "CLOUD_RUN_TASK_COUNT", "JOB_COMPLETION_INDEX", "TRNBAKE_PROGRESS_SECS", "RUST_LOG"] {
+    for v in [
+        "SLURM_ARRAY_TASK_ID",
+        "SLURM_ARRAY_TASK_MIN",
+        "SLURM_ARRAY_TASK_STEP",
+        "SLURM_ARRAY_TASK_COUNT",
+        "AWS_BATCH_JOB_ARRAY_INDEX",
+        "AWS_BATCH_JOB_ARRAY_SIZE",
+        "CLOUD_RUN_TASK_INDEX",
+        "CLOUD_RUN_TASK_COUNT",
+        "JOB_COMPLETION_INDEX",
+        "TRNBAKE_PROGRESS_SECS",
+        "RUST_LOG",
+    ] {
         c.env_remove(v);
     }
     c
@@ -99,7 +111,9 @@ fn copy_tree(from: &Path, to: &Path) {
 
 #[test]
 fn every_help_example_runs() {
-    let Some(shared) = common::shared_data_file("swg/terrain/tatooine.trn").map(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")) else { return };
+    let Some(shared) = common::shared_data_file("swg/terrain/tatooine.trn").map(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")) else {
+        return;
+    };
     let mut list = Vec::new();
     all_examples(&mut Vec::new(), &mut list);
     assert!(list.len() >= 20, "{list:?}");
@@ -178,7 +192,12 @@ fn one_exit_code_rule_usage_errors_included() {
 #[test]
 fn negative_numbers_are_values() {
     // Parsed as values; a negative spacing is refused by name.
-    for args in [&["bake", "--spacing", "-1"][..], &["bake", "--spacing=-8"], &["convert", "a.ter", "b.tif", "--spacing", "-2"], &["scs", "rasterize", "x.mbd", "-o", "y.tif", "--spacing", "-1"]] {
+    for args in [
+        &["bake", "--spacing", "-1"][..],
+        &["bake", "--spacing=-8"],
+        &["convert", "a.ter", "b.tif", "--spacing", "-2"],
+        &["scs", "rasterize", "x.mbd", "-o", "y.tif", "--spacing", "-1"],
+    ] {
         let o = run(args);
         let err = text(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
@@ -240,7 +259,9 @@ fn progress_lines_when_stderr_is_not_a_terminal() {
     let dir = tmp("progress");
     let bake = |quiet: bool| {
         let mut c = trnbake();
-        c.args(["bake", "--backend", "cpu", "--spacing", "4", "--tile", "64", "--maps", "height", "-o"]).arg(dir.join("out")).env("TRNBAKE_PROGRESS_SECS", "0.05");
+        c.args(["bake", "--backend", "cpu", "--spacing", "4", "--tile", "64", "--maps", "height", "-o"])
+            .arg(dir.join("out"))
+            .env("TRNBAKE_PROGRESS_SECS", "0.05");
         if quiet {
             c.arg("-q");
         }
@@ -277,9 +298,27 @@ fn shard_auto_from_each_scheduler_merges_to_the_unsharded_bake() {
     // --array=1-2 and from 0-1); each pair merges to the unsharded bake, byte for byte.
     type Env<'a> = &'a [(&'a str, &'a str)];
     let cases: [(&str, [Env; 2]); 5] = [
-        ("auto", [&[("SLURM_ARRAY_TASK_ID", "1"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "2")], &[("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "2")]]),
-        ("auto", [&[("SLURM_ARRAY_TASK_ID", "0"), ("SLURM_ARRAY_TASK_MIN", "0"), ("SLURM_ARRAY_TASK_COUNT", "2")], &[("SLURM_ARRAY_TASK_ID", "1"), ("SLURM_ARRAY_TASK_MIN", "0"), ("SLURM_ARRAY_TASK_COUNT", "2")]]),
-        ("auto", [&[("AWS_BATCH_JOB_ARRAY_INDEX", "0"), ("AWS_BATCH_JOB_ARRAY_SIZE", "2")], &[("AWS_BATCH_JOB_ARRAY_INDEX", "1"), ("AWS_BATCH_JOB_ARRAY_SIZE", "2")]]),
+        (
+            "auto",
+            [
+                &[("SLURM_ARRAY_TASK_ID", "1"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "2")],
+                &[("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "2")],
+            ],
+        ),
+        (
+            "auto",
+            [
+                &[("SLURM_ARRAY_TASK_ID", "0"), ("SLURM_ARRAY_TASK_MIN", "0"), ("SLURM_ARRAY_TASK_COUNT", "2")],
+                &[("SLURM_ARRAY_TASK_ID", "1"), ("SLURM_ARRAY_TASK_MIN", "0"), ("SLURM_ARRAY_TASK_COUNT", "2")],
+            ],
+        ),
+        (
+            "auto",
+            [
+                &[("AWS_BATCH_JOB_ARRAY_INDEX", "0"), ("AWS_BATCH_JOB_ARRAY_SIZE", "2")],
+                &[("AWS_BATCH_JOB_ARRAY_INDEX", "1"), ("AWS_BATCH_JOB_ARRAY_SIZE", "2")],
+            ],
+        ),
         ("auto", [&[("CLOUD_RUN_TASK_INDEX", "0"), ("CLOUD_RUN_TASK_COUNT", "2")], &[("CLOUD_RUN_TASK_INDEX", "1"), ("CLOUD_RUN_TASK_COUNT", "2")]]),
         ("auto/2", [&[("JOB_COMPLETION_INDEX", "0")], &[("JOB_COMPLETION_INDEX", "1")]]),
     ];
@@ -304,7 +343,9 @@ fn shard_auto_from_each_scheduler_merges_to_the_unsharded_bake() {
     let o = bake("none", &["--shard", "auto"], &[]);
     assert_eq!(o.status.code(), Some(1));
     let err = text(&o.stderr);
-    for v in ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_COUNT", "AWS_BATCH_JOB_ARRAY_INDEX", "CLOUD_RUN_TASK_INDEX", "JOB_COMPLETION_INDEX"] {
+    for v in
+        ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_COUNT", "AWS_BATCH_JOB_ARRAY_INDEX", "CLOUD_RUN_TASK_INDEX", "JOB_COMPLETION_INDEX"]
+    {
         assert!(err.contains(v), "{v}: {err}");
     }
     // Kubernetes without the count.

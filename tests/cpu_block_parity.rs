@@ -5,9 +5,9 @@ mod common;
 use trnbake_swg::eval::walk_strip::{height_row_with, RowScratch};
 use trnbake_swg::eval::{height_at_point, Grid, HeightEvaluator};
 use trnbake_swg::lanes::Width;
-use trnbake_swg::plan::{BakePlan, TileList};
-use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::model::Terrain;
+use trnbake_swg::plan::HeightOptions;
+use trnbake_swg::plan::{BakePlan, TileList};
 
 /// The grid in 64² blocks with their culled programs, row by row at lane width `w` (what
 /// `HeightEvaluator::grid_region` does at the process's width).

@@ -201,11 +201,7 @@ fn the_emulator_crates_stay_lean() {
             .output()
             .expect("cargo tree");
         assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
-        let mut crates: Vec<String> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .filter_map(|l| l.split_whitespace().next().map(String::from))
-            .collect();
+        let mut crates: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().filter_map(|l| l.split_whitespace().next().map(String::from)).collect();
         crates.sort();
         crates.dedup();
         assert!(crates.contains(&krate.to_string()) && crates.contains(&"thiserror".to_string()), "{crates:?}");

@@ -192,10 +192,12 @@ fn an_unfinished_stream_leaves_nothing_behind() {
     let g = Grid { cols: 600, rows: 600, x0: 0.0, z0: 0.0, spacing: 1.0 };
     for layout in [TiffLayout::Cog, TiffLayout::Striped] {
         let p = dir.join("h.tif");
-        let mut w = GeoTiffStreamWriter::create(&p, &g, CITATION, TiffSample::F32, &GeoTiffOptions { layout, ..Default::default() }, RowOrder::NorthFirst).unwrap();
+        let mut w =
+            GeoTiffStreamWriter::create(&p, &g, CITATION, TiffSample::F32, &GeoTiffOptions { layout, ..Default::default() }, RowOrder::NorthFirst).unwrap();
         w.push_rows(&vec![1.0; 600 * 550]).unwrap();
         drop(w);
-        let mut w = GeoTiffStreamWriter::create(&p, &g, CITATION, TiffSample::F32, &GeoTiffOptions { layout, ..Default::default() }, RowOrder::NorthFirst).unwrap();
+        let mut w =
+            GeoTiffStreamWriter::create(&p, &g, CITATION, TiffSample::F32, &GeoTiffOptions { layout, ..Default::default() }, RowOrder::NorthFirst).unwrap();
         w.push_rows(&vec![1.0; 600 * 10]).unwrap();
         let e = w.finish().unwrap_err().to_string();
         assert!(e.contains("10 of 600 rows"), "{e}");

@@ -146,8 +146,22 @@ fn tatooine_exports_read_back_through_gdal_and_match_sample() {
     let (sc, of) = enc(&mt, "height_u16.vrt");
     checks.push(Check { label: "VRT of u16 tiles", path: tiled.join("height_u16.vrt"), georef: Georef::NorthUp, scale: sc, offset: of, quant: sc / 2.0 });
     let (sc, of) = enc(&m, "height.raw");
-    checks.push(Check { label: "RAW r16", path: raw_vrt(&plain, "height.raw", cols, rows, "UInt16", 2), georef: Georef::None, scale: sc, offset: of, quant: sc / 2.0 });
-    checks.push(Check { label: "RAW r32", path: raw_vrt(&plain, "height.r32", cols, rows, "Float32", 4), georef: Georef::None, scale: 1.0, offset: 0.0, quant: 0.0 });
+    checks.push(Check {
+        label: "RAW r16",
+        path: raw_vrt(&plain, "height.raw", cols, rows, "UInt16", 2),
+        georef: Georef::None,
+        scale: sc,
+        offset: of,
+        quant: sc / 2.0,
+    });
+    checks.push(Check {
+        label: "RAW r32",
+        path: raw_vrt(&plain, "height.r32", cols, rows, "Float32", 4),
+        georef: Georef::None,
+        scale: 1.0,
+        offset: 0.0,
+        quant: 0.0,
+    });
 
     // 1. gdalinfo -json -stats on every format: size, georeferencing, min/max.
     let tif_wkt = gdal.info(&checks[0].path)["coordinateSystem"]["wkt"].as_str().unwrap().to_string();
@@ -187,7 +201,8 @@ fn tatooine_exports_read_back_through_gdal_and_match_sample() {
     let mut rng = Lcg(1);
     let posts: Vec<(u32, u32)> = (0..1000).map(|_| (rng.below(cols), rng.below(rows))).collect();
     let world: Vec<(f64, f64)> = posts.iter().map(|&(c, r)| (west + f64::from(c) * s, south + f64::from(r) * s)).collect();
-    let mut child = trnbake().arg("sample").arg(&trn).args(["--points", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        trnbake().arg("sample").arg(&trn).args(["--points", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     {
         let mut stdin = child.stdin.take().unwrap();
         for (x, z) in &world {
@@ -463,16 +478,16 @@ fn presets_use_engine_sizes_row_orders_and_settings() {
 fn tiny_tiff_declaring_a_huge_image() -> Vec<u8> {
     let (side, strip_len) = (32769u32, 64u32);
     let entries: [(u16, u16, u32); 10] = [
-        (256, 4, side),       // ImageWidth, LONG
-        (257, 4, side),       // ImageLength
-        (258, 3, 32),         // BitsPerSample, SHORT
-        (259, 3, 1),          // Compression: none
-        (262, 3, 1),          // PhotometricInterpretation: BlackIsZero
-        (273, 4, 134),        // StripOffsets: right after the IFD
-        (277, 3, 1),          // SamplesPerPixel
-        (278, 4, side),       // RowsPerStrip: one strip
-        (279, 4, strip_len),  // StripByteCounts
-        (339, 3, 3),          // SampleFormat: IEEE float
+        (256, 4, side),      // ImageWidth, LONG
+        (257, 4, side),      // ImageLength
+        (258, 3, 32),        // BitsPerSample, SHORT
+        (259, 3, 1),         // Compression: none
+        (262, 3, 1),         // PhotometricInterpretation: BlackIsZero
+        (273, 4, 134),       // StripOffsets: right after the IFD
+        (277, 3, 1),         // SamplesPerPixel
+        (278, 4, side),      // RowsPerStrip: one strip
+        (279, 4, strip_len), // StripByteCounts
+        (339, 3, 3),         // SampleFormat: IEEE float
     ];
     let mut v = b"II*\0".to_vec();
     v.extend_from_slice(&8u32.to_le_bytes());
@@ -504,12 +519,7 @@ fn a_tiny_tiff_declaring_a_huge_image_is_refused_before_allocating() {
     let bytes = tiny_tiff_declaring_a_huge_image();
     assert_eq!(bytes.len(), 198);
     std::fs::write(&tif, &bytes).unwrap();
-    let script = format!(
-        "ulimit -v 4000000; exec '{}' convert '{}' '{}' -q",
-        env!("CARGO_BIN_EXE_trnbake"),
-        tif.display(),
-        dir.join("out.r32").display()
-    );
+    let script = format!("ulimit -v 4000000; exec '{}' convert '{}' '{}' -q", env!("CARGO_BIN_EXE_trnbake"), tif.display(), dir.join("out.r32").display());
     let o = Command::new("sh").arg("-c").arg(&script).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
@@ -532,7 +542,9 @@ fn convert_keeps_the_crs_and_states_the_real_range_through_every_format() {
     write_geotiff_f32(&src, &g, &h, crs).unwrap();
     let (lo, hi) = trnbake_raster::finite_min_max(&h).unwrap();
     let gdal = Gdal::find();
-    for (out, format) in [("o.tif", None), ("o16.tif", Some("tif16")), ("o.ter", None), ("o.png", None), ("o.raw", None), ("o.r16", None), ("o.r32", None), ("o.vrt", None)] {
+    for (out, format) in
+        [("o.tif", None), ("o16.tif", Some("tif16")), ("o.ter", None), ("o.png", None), ("o.raw", None), ("o.r16", None), ("o.r32", None), ("o.vrt", None)]
+    {
         let mut c = trnbake();
         c.arg("convert").arg(&src).arg(dir.join(out));
         if let Some(fm) = format {

@@ -4,8 +4,8 @@
 mod common;
 use trnbake_swg::eval::HeightEvaluator;
 use trnbake_swg::fidelity::{check_pfpm, check_wmap};
-use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::model::Terrain;
+use trnbake_swg::plan::HeightOptions;
 
 fn load(name: &str) -> Option<(Terrain, HeightEvaluator)> {
     let path = common::real_file(&format!("terrain/{name}.trn"))?;

@@ -3,10 +3,10 @@
 
 use trnbake_swg::eval::HeightEvaluator;
 use trnbake_swg::fidelity::{explain_csv, explain_pimp, PimpSampling};
+use trnbake_swg::model::header::{Bytes, PackedIntMap, PackedMapControl};
 use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
-use trnbake_swg::model::header::{Bytes, PackedIntMap, PackedMapControl};
 
 mod common;
 
@@ -68,7 +68,9 @@ fn explain_names_the_rule_that_removed_blocked_or_outranked_the_family() {
     let opts = HeightOptions::default();
     let he = HeightEvaluator::new(&t, &opts).unwrap();
     let se = SurfaceEvaluator::new(&t, &opts, SurfaceOptions::default()).unwrap();
-    let ex = explain_pimp(&t, &he, &se, NormalMethod::Faces, PimpSampling { per_side: 4, reach: 0.0 }, trnbake_swg::fidelity::PimpCells::Random { n: 200, seed: 3 }).unwrap();
+    let ex =
+        explain_pimp(&t, &he, &se, NormalMethod::Faces, PimpSampling { per_side: 4, reach: 0.0 }, trnbake_swg::fidelity::PimpCells::Random { n: 200, seed: 3 })
+            .unwrap();
     assert_eq!(ex.report.agree, 0, "every cell misses");
     assert_eq!(ex.misses.len(), ex.report.flora_cells);
     let csv = explain_csv(&ex);
@@ -131,7 +133,14 @@ fn pimp_agreement_is_pinned_per_planet() {
             let se = SurfaceEvaluator::new(&t, &opts, reading).unwrap();
             let sampling = PimpSampling { per_side: 4, reach: 0.0 };
             let r = pimp_report(&pimp_predictions(&t, &he, &se, NormalMethod::Faces, sampling, PimpCells::Random { n: 4000, seed: 1 }).unwrap());
-            eprintln!("{name} {walk:?}: {}/{} = {:.2} % (pinned {:.2} %), worst calibration gap {:.3}", r.agree, r.flora_cells, 100.0 * r.rate(), 100.0 * measured, r.worst_calibration(100));
+            eprintln!(
+                "{name} {walk:?}: {}/{} = {:.2} % (pinned {:.2} %), worst calibration gap {:.3}",
+                r.agree,
+                r.flora_cells,
+                100.0 * r.rate(),
+                100.0 * measured,
+                r.worst_calibration(100)
+            );
             assert!(r.rate() >= measured - 0.005, "{name} {walk:?}: PIMP agreement {:.4} fell below {:.4} − 0.005", r.rate(), measured);
             if walk == SurfaceWalk::Tree {
                 assert!(r.worst_calibration(100) <= 0.1, "{name}: calibration gap {:.3} > 0.1", r.worst_calibration(100));
@@ -166,20 +175,40 @@ fn kashyyyk_every_cell_and_the_naboo_random_draw_ceiling() {
         for slope_flat in [SlopeFlat::Exclude, SlopeFlat::Include] {
             let se = SurfaceEvaluator::new(&t, &opts, SurfaceOptions { slope_flat, ..Default::default() }).unwrap();
             let r = pimp_report(&pimp_predictions(&t, &he, &se, NormalMethod::Faces, sampling, PimpCells::Every).unwrap());
-            eprintln!("kashyyyk_main {slope_flat:?}: {}/{} flora cells, {}/{} empty cells, worst calibration gap {:.3}", r.agree, r.flora_cells, r.empty_agree, r.empty_cells, r.worst_calibration(100));
+            eprintln!(
+                "kashyyyk_main {slope_flat:?}: {}/{} flora cells, {}/{} empty cells, worst calibration gap {:.3}",
+                r.agree,
+                r.flora_cells,
+                r.empty_agree,
+                r.empty_cells,
+                r.worst_calibration(100)
+            );
             reports.push(r);
         }
         let (strict, include) = (&reports[0], &reports[1]);
         assert_eq!(strict.flora_cells, 493);
         assert!(strict.rate() >= 0.9554 - 0.005, "kashyyyk_main every cell: {:.4} fell below 0.9554 − 0.005", strict.rate());
-        assert!(include.empty_agree + 1000 < strict.empty_agree, "flat posts should put trees on > 1000 empty cells: {} vs {}", include.empty_agree, strict.empty_agree);
+        assert!(
+            include.empty_agree + 1000 < strict.empty_agree,
+            "flat posts should put trees on > 1000 empty cells: {} vs {}",
+            include.empty_agree,
+            strict.empty_agree
+        );
         assert!(include.worst_calibration(100) > 0.5, "--slope-flat include calibration gap {:.3}", include.worst_calibration(100));
     }
     if let Some((t, opts, he)) = planet("naboo") {
         let sampling = PimpSampling::header_box(&t, 4);
         let se = SurfaceEvaluator::new(&t, &opts, SurfaceOptions::default()).unwrap();
         let r = pimp_report(&pimp_predictions(&t, &he, &se, NormalMethod::Faces, sampling, PimpCells::Random { n: 4000, seed: 1 }).unwrap());
-        eprintln!("naboo: {}/{} = {:.2} %, ceiling {}/{} = {:.2} %", r.agree, r.flora_cells, 100.0 * r.rate(), r.same_chances_best, r.flora_cells, 100.0 * r.ceiling());
+        eprintln!(
+            "naboo: {}/{} = {:.2} %, ceiling {}/{} = {:.2} %",
+            r.agree,
+            r.flora_cells,
+            100.0 * r.rate(),
+            r.same_chances_best,
+            r.flora_cells,
+            100.0 * r.ceiling()
+        );
         assert!(r.ceiling() < 0.97, "naboo's same-chances ceiling {:.4} reached 97 %: the random-draw explanation no longer holds", r.ceiling());
         let swamp = r
             .mixed_groups
@@ -189,7 +218,11 @@ fn kashyyyk_every_cell_and_the_naboo_random_draw_ceiling() {
         let share_40 = swamp.truths.iter().find(|e| e.0 == 40).map_or(0, |e| e.1) as f64 / swamp.cells as f64;
         let predicted = 0.412 / (0.412 + 0.588 * 0.412);
         eprintln!("naboo Rocks/DecdTrees: {} cells, PIMP family 40 in {:.3} (stack odds {predicted:.3})", swamp.cells, share_40);
-        assert!(swamp.cells >= 40 && (0.3..=0.7).contains(&share_40), "{} cells, share {share_40:.3}: both families should fill a good part of the group", swamp.cells);
+        assert!(
+            swamp.cells >= 40 && (0.3..=0.7).contains(&share_40),
+            "{} cells, share {share_40:.3}: both families should fill a good part of the group",
+            swamp.cells
+        );
     }
 }
 
@@ -218,7 +251,14 @@ fn default_reading_is_pinned_calibrated_and_beats_the_previous_default() {
         for (reading, sampling) in [(previous, PimpSampling { per_side: 4, reach: 0.0 }), (SurfaceOptions::default(), header_box)] {
             let se = SurfaceEvaluator::new(&t, &opts, reading).unwrap();
             let r = pimp_report(&pimp_predictions(&t, &he, &se, NormalMethod::Faces, sampling, cells).unwrap());
-            eprintln!("{name} reach {:.2}: {}/{} = {:.2} %, worst calibration gap {:.3}", sampling.reach, r.agree, r.flora_cells, 100.0 * r.rate(), r.worst_calibration(100));
+            eprintln!(
+                "{name} reach {:.2}: {}/{} = {:.2} %, worst calibration gap {:.3}",
+                sampling.reach,
+                r.agree,
+                r.flora_cells,
+                100.0 * r.rate(),
+                r.worst_calibration(100)
+            );
             rates.push((r.rate(), r.worst_calibration(100)));
         }
         let ((previous, _), (default, gap)) = (rates[0], rates[1]);

@@ -105,7 +105,14 @@ fn one_sub_post_is_the_post_reading() {
 /// post reading.
 #[test]
 fn supersampled_flora_maps_against_pimp_per_planet() {
-    let planets = [("tatooine", 0.9086, 0.9829), ("yavin4", 0.9224, 0.9860), ("naboo", 0.8199, 0.9336), ("dathomir", 0.9091, 0.9991), ("mustafar", 1.0, 1.0), ("kashyyyk_main", 0.6937, 0.9838)];
+    let planets = [
+        ("tatooine", 0.9086, 0.9829),
+        ("yavin4", 0.9224, 0.9860),
+        ("naboo", 0.8199, 0.9336),
+        ("dathomir", 0.9091, 0.9991),
+        ("mustafar", 1.0, 1.0),
+        ("kashyyyk_main", 0.6937, 0.9838),
+    ];
     for (name, post_pin, mean_pin) in planets {
         let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
         let t = trnbake_swg::model::Terrain::load(&p).unwrap();

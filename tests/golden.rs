@@ -7,12 +7,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
-use trnbake_swg::eval::{Grid, HeightEvaluator};
 use trnbake_bake::golden::compare::height_raster;
 use trnbake_bake::golden::coverage::{features, tag_version_name};
 use trnbake_bake::golden::{image::read_png, load_terrain, Manifest};
-use trnbake_swg::plan::HeightOptions;
+use trnbake_swg::eval::{Grid, HeightEvaluator};
 use trnbake_swg::model::rules::TYPED_RULES;
+use trnbake_swg::plan::HeightOptions;
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("golden")
@@ -206,8 +206,7 @@ fn changed_affector_fails_with_a_diff_of_exactly_the_affected_area() {
     // The heat map colours exactly those posts (unchanged posts are grey: R = G = B).
     let diff = read_png(&report.join("demo.height.diff.png")).unwrap().raster;
     assert_eq!((diff.width, diff.height, diff.channels), (257, 257, 3));
-    let coloured: BTreeSet<usize> =
-        diff.samples.chunks_exact(3).enumerate().filter(|(_, p)| !(p[0] == p[1] && p[1] == p[2])).map(|(i, _)| i).collect();
+    let coloured: BTreeSet<usize> = diff.samples.chunks_exact(3).enumerate().filter(|(_, p)| !(p[0] == p[1] && p[1] == p[2])).map(|(i, _)| i).collect();
     assert_eq!(coloured, changed, "the diff image marks exactly the posts whose heights changed");
     // ... and they lie in the crater's circle (centre (−900, −800), radius 420 m, feather
     // 0.6): all of the circle's full-strength core, nothing outside the circle.
@@ -227,11 +226,7 @@ fn changed_affector_fails_with_a_diff_of_exactly_the_affected_area() {
     assert_eq!(core_marked, core, "every post of the crater's core is marked");
     let sbs = read_png(&report.join("demo.height.side-by-side.png")).unwrap().raster;
     assert_eq!((sbs.width, sbs.height), (3 * 257 + 2 * trnbake_bake::golden::image::PANEL_GAP, 257));
-    eprintln!(
-        "mutation (crater depth 60 → 75 m): {} of {} posts marked, crater core {core}/{core} marked, none outside the circle",
-        coloured.len(),
-        257 * 257
-    );
+    eprintln!("mutation (crater depth 60 → 75 m): {} of {} posts marked, crater core {core}/{core} marked, none outside the circle", coloured.len(), 257 * 257);
 
     // --bless rewrites the demo golden only, then the check passes.
     let pngs = |d: &Path| -> Vec<(String, Vec<u8>)> {

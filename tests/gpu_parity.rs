@@ -3,11 +3,11 @@
 //! small tiles give identical posts.
 
 mod common;
-use trnbake_swg::grid::tiles;
-use trnbake_swg::eval::{Grid, HeightEvaluator};
 use trnbake_gpu::{GpuContext, GpuHeightPass};
-use trnbake_swg::plan::HeightOptions;
+use trnbake_swg::eval::{Grid, HeightEvaluator};
+use trnbake_swg::grid::tiles;
 use trnbake_swg::model::Terrain;
+use trnbake_swg::plan::HeightOptions;
 
 use common::gpu;
 
@@ -64,7 +64,13 @@ fn parity_with(name: &str, t: &Terrain, ctx: &GpuContext, grid: Grid, roads: boo
     let cpu = cpu_grid(&e, &grid);
     let g = gpu_grid(ctx, &e, &grid, 512);
     let (max, same, n) = compare(&cpu, &g);
-    eprintln!("{name} {}x{} at {} m: max |dh| = {max:e} m, {same}/{n} posts bit-identical ({:.3} %)", grid.cols, grid.rows, grid.spacing, 100.0 * same as f64 / n as f64);
+    eprintln!(
+        "{name} {}x{} at {} m: max |dh| = {max:e} m, {same}/{n} posts bit-identical ({:.3} %)",
+        grid.cols,
+        grid.rows,
+        grid.spacing,
+        100.0 * same as f64 / n as f64
+    );
     assert!(max <= 1e-3, "{name}: max |dh| {max} > 1e-3 m");
 }
 

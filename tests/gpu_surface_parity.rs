@@ -8,14 +8,14 @@
 
 mod common;
 use common::gpu;
-use trnbake_swg::eval::{Grid, HeightEvaluator};
-use trnbake_gpu::GpuContext;
-use trnbake_swg::plan::HeightOptions;
 use trnbake_bake::surface_maps::splat_bytes;
+use trnbake_gpu::GpuContext;
+use trnbake_swg::eval::{Grid, HeightEvaluator};
+use trnbake_swg::model::Terrain;
+use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::surface::grid::{evaluate, SurfaceGrid};
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::{DirectionFilter, FeatherClamp, FloraAmount, Ground, SlopeHeight, SurfaceEvaluator, SurfaceOptions, SurfaceWalk};
-use trnbake_swg::model::Terrain;
 
 /// Posts that agree bit for bit, posts within the map's tolerance, and posts where the CPU's
 /// map holds something (so a map that is empty everywhere cannot pass unnoticed).
@@ -49,8 +49,9 @@ fn compare(name: &str, cpu: &SurfaceGrid, gpu: &SurfaceGrid) {
     let mut families: Vec<i32> = cpu.results.iter().chain(&gpu.results).flat_map(|r| r.splat.iter().filter(|e| e.0 != 0 && e.1 > 0.0).map(|e| e.0)).collect();
     families.sort_unstable();
     families.dedup();
-    let mut maps: Vec<(&str, Tally)> =
-        ["normals", "shader id", "splat weights", "flora ids", "flora probabilities", "env", "colour", "exclude", "passable"].map(|m| (m, Tally::default())).into();
+    let mut maps: Vec<(&str, Tally)> = ["normals", "shader id", "splat weights", "flora ids", "flora probabilities", "env", "colour", "exclude", "passable"]
+        .map(|m| (m, Tally::default()))
+        .into();
     for i in 0..n {
         let (c, g) = (&cpu.results[i], &gpu.results[i]);
         let (cn, gn) = (cpu.normals[i], gpu.normals[i]);
@@ -168,7 +169,14 @@ fn tree_walk_matches_cpu() {
     // before `--slope-height tree` and `--flora-amount scale`) stays on the GPU too.
     let previous = SurfaceOptions { walk: SurfaceWalk::Tree, slope_height: SlopeHeight::Final, flora_amount: FloraAmount::Any, ..Default::default() };
     let (he, se) = evaluators(&trnbake_swg::model::json::demo_terrain(), previous);
-    parity("demo tree walk, final slopes, full density", &ctx, &he, &se, Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 }, NormalMethod::Faces);
+    parity(
+        "demo tree walk, final slopes, full density",
+        &ctx,
+        &he,
+        &se,
+        Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 },
+        NormalMethod::Faces,
+    );
     // The separate passes (`--surface-walk separate`) stay on the GPU too.
     let separate = SurfaceOptions { walk: SurfaceWalk::Separate, ..Default::default() };
     let (he, se) = evaluators(&trnbake_swg::model::json::demo_terrain(), separate);
@@ -365,4 +373,3 @@ fn deep_flora_stacks_fall_back_per_post() {
     let grid = Grid { x0: -256.0, z0: -320.0, spacing: 4.0, cols: 181, rows: 131 };
     parity("deep flora stacks", &ctx, &he, &se, grid, NormalMethod::Faces);
 }
-

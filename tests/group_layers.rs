@@ -48,7 +48,11 @@ fn terrain() -> Terrain {
         "mountain needles",
         false,
         false,
-        vec![west, json!({"enabled": true, "name": "rock", "type": "shader_constant", "family_id": 3, "use_feather_clamp_override": false, "feather_clamp_override": 1.0}), flora("flora_collidable", 20, None)],
+        vec![
+            west,
+            json!({"enabled": true, "name": "rock", "type": "shader_constant", "family_id": 3, "use_feather_clamp_override": false, "feather_clamp_override": 1.0}),
+            flora("flora_collidable", 20, None),
+        ],
     );
     let generator = json!({
         "shader_families": {"version": 6, "families": [shader]},
@@ -78,7 +82,9 @@ fn evaluators(t: &Terrain, walk: SurfaceWalk) -> (HeightEvaluator, SurfaceEvalua
 fn plans_drop_the_invert_flags_of_pure_groups_only() {
     let t = terrain();
     let opts = HeightOptions::default();
-    let flags = |plan: &BakePlan, name: &str| plan.names.layers.iter().position(|n| n == name).map(|i| plan.layers[i].flags & (LAYER_INVERT_BOUNDARIES | LAYER_INVERT_FILTERS));
+    let flags = |plan: &BakePlan, name: &str| {
+        plan.names.layers.iter().position(|n| n == name).map(|i| plan.layers[i].flags & (LAYER_INVERT_BOUNDARIES | LAYER_INVERT_FILTERS))
+    };
     let heights = BakePlan::for_heights(&t, &opts).unwrap();
     assert_eq!(flags(&heights, "mountain shader"), Some(0));
     assert_eq!(flags(&heights, "control"), Some(LAYER_INVERT_FILTERS), "control holds a flora affector: the height plan keeps its inversion");

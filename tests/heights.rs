@@ -2,8 +2,8 @@
 
 mod common;
 use trnbake_swg::eval::HeightEvaluator;
-use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::model::Terrain;
+use trnbake_swg::plan::HeightOptions;
 
 fn evaluator(rel: &str, opts: HeightOptions) -> Option<HeightEvaluator> {
     let path = common::real_file(rel)?;

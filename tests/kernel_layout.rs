@@ -13,13 +13,11 @@ use trnbake_gpu::water_pass::{GpuLocalWater, GpuWaterLine, GpuWaterParams, GpuWa
 use trnbake_swg::plan::*;
 
 fn module() -> Module {
-    naga::front::wgsl::parse_str(HEIGHT_PASS_WGSL)
-        .unwrap_or_else(|e| panic!("height pass WGSL does not parse:\n{}", e.emit_to_string(HEIGHT_PASS_WGSL)))
+    naga::front::wgsl::parse_str(HEIGHT_PASS_WGSL).unwrap_or_else(|e| panic!("height pass WGSL does not parse:\n{}", e.emit_to_string(HEIGHT_PASS_WGSL)))
 }
 
 fn surface_module() -> Module {
-    naga::front::wgsl::parse_str(SURFACE_PASS_WGSL)
-        .unwrap_or_else(|e| panic!("surface pass WGSL does not parse:\n{}", e.emit_to_string(SURFACE_PASS_WGSL)))
+    naga::front::wgsl::parse_str(SURFACE_PASS_WGSL).unwrap_or_else(|e| panic!("surface pass WGSL does not parse:\n{}", e.emit_to_string(SURFACE_PASS_WGSL)))
 }
 
 /// `std::any::type_name` of a field's type, read through a projection closure.
@@ -52,16 +50,9 @@ fn scalar_name(kind: ScalarKind, width: u8) -> String {
 
 /// Member (name, offset, type) list and span of the WGSL struct `name`.
 fn wgsl_struct(m: &Module, name: &str) -> (Vec<(String, u32, String)>, u32) {
-    let (_, ty) = m
-        .types
-        .iter()
-        .find(|(_, t)| t.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("kernels/records.wgsl has no struct `{name}`"));
+    let (_, ty) = m.types.iter().find(|(_, t)| t.name.as_deref() == Some(name)).unwrap_or_else(|| panic!("kernels/records.wgsl has no struct `{name}`"));
     let TypeInner::Struct { members, span } = &ty.inner else { panic!("`{name}` is not a struct in WGSL") };
-    let members = members
-        .iter()
-        .map(|mb| (mb.name.clone().unwrap_or_default(), mb.offset, naga_type_name(m, mb.ty)))
-        .collect();
+    let members = members.iter().map(|mb| (mb.name.clone().unwrap_or_default(), mb.offset, naga_type_name(m, mb.ty))).collect();
     (members, *span)
 }
 
@@ -103,20 +94,7 @@ fn layer_record_layout() {
     check_struct!(
         LayerRecord,
         "LayerRecord",
-        [
-            subtree_end,
-            depth,
-            flags,
-            boundary_start,
-            boundary_count,
-            filter_start,
-            filter_count,
-            affector_start,
-            affector_count,
-            slope_rank,
-            _pad,
-            bounds
-        ]
+        [subtree_end, depth, flags, boundary_start, boundary_count, filter_start, filter_count, affector_start, affector_count, slope_rank, _pad, bounds]
     );
 }
 
@@ -181,24 +159,7 @@ fn tile_layer_layout() {
 
 #[test]
 fn params_layout() {
-    check_struct!(
-        GpuParams,
-        "Params",
-        [
-            x0,
-            z0,
-            spacing,
-            half_width,
-            grid_cols,
-            grid_rows,
-            tile_c0,
-            tile_r0,
-            tile_cols,
-            tile_rows,
-            blocks_per_row,
-            _pad
-        ]
-    );
+    check_struct!(GpuParams, "Params", [x0, z0, spacing, half_width, grid_cols, grid_rows, tile_c0, tile_r0, tile_cols, tile_rows, blocks_per_row, _pad]);
     assert_eq!(size_of::<GpuParams>(), 48);
 }
 
@@ -232,7 +193,12 @@ fn surface_params_layout() {
         ]
     );
     // The plan records of the surface module are the height module's (one records.wgsl).
-    check_struct!(surface_module(), LayerRecord, "LayerRecord", [subtree_end, depth, flags, boundary_start, boundary_count, filter_start, filter_count, affector_start, affector_count, slope_rank, _pad, bounds]);
+    check_struct!(
+        surface_module(),
+        LayerRecord,
+        "LayerRecord",
+        [subtree_end, depth, flags, boundary_start, boundary_count, filter_start, filter_count, affector_start, affector_count, slope_rank, _pad, bounds]
+    );
     check_struct!(surface_module(), TileLayer, "TileLayer", [layer, skip_to, boundary_start, boundary_count]);
 }
 

@@ -180,7 +180,11 @@ rule!(
     "blend maps 128x128 32-bit and 64x64 32-bit"
 );
 rule!(rule_trrn_vertex_nan, |f: &mut Nwn2File| trrn(f, 1).vertices[7].position[2] = f32::NAN, "packet #2 TRRN: vertex 7: position is NaN");
-rule!(rule_trrn_triangle_index, |f: &mut Nwn2File| trrn(f, 0).triangles[5][1] = 625, "packet #1 TRRN: triangle 5: vertex index 625 is not below the vertex count 625");
+rule!(
+    rule_trrn_triangle_index,
+    |f: &mut Nwn2File| trrn(f, 0).triangles[5][1] = 625,
+    "packet #1 TRRN: triangle 5: vertex index 625 is not below the vertex count 625"
+);
 rule!(rule_watr_vertex_nan, |f: &mut Nwn2File| watr(f).vertices[0].position[0] = f32::NAN, "WATR: vertex 0: position is NaN");
 rule!(rule_watr_triangle_index, |f: &mut Nwn2File| watr(f).triangles[2][0] = 900, "WATR: triangle 2: vertex index 900");
 rule!(rule_watr_strict_flags, |f: &mut Nwn2File| watr(f).triangle_flags[4] = 2, "WATR: triangle flag 4: 2 (strict: must be 0 or 1)");
@@ -342,7 +346,8 @@ rule!(
         let adj = a.islands[k].adjacent[0];
         let member = (0..a.triangles.len())
             .find(|&t| {
-                a.triangles[t].island == k as u16 && !a.triangles[t].linked_triangles.iter().any(|&n| a.triangles.get(n as usize).is_some_and(|o| u32::from(o.island) == adj))
+                a.triangles[t].island == k as u16
+                    && !a.triangles[t].linked_triangles.iter().any(|&n| a.triangles.get(n as usize).is_some_and(|o| u32::from(o.island) == adj))
             })
             .unwrap();
         a.islands[k].exits[0] = member as u32;
@@ -353,9 +358,13 @@ rule!(rule_island_path_next, |f: &mut Nwn2File| aswm(f).island_paths[7].next = 5
 
 #[test]
 fn rule_watr_flag_count_in_memory() {
-    fails_in_memory(|f| {
-        watr(f).triangle_flags.pop();
-    }, false, "flags for 1152 triangles (one per triangle)");
+    fails_in_memory(
+        |f| {
+            watr(f).triangle_flags.pop();
+        },
+        false,
+        "flags for 1152 triangles (one per triangle)",
+    );
 }
 
 #[test]
@@ -373,9 +382,13 @@ fn rule_nodes_length_in_memory() {
 
 #[test]
 fn rule_island_path_table_length_in_memory() {
-    fails_in_memory(|f| {
-        aswm(f).island_paths.pop();
-    }, false, "island path table: 11235 entries, must be island_count² = 11236");
+    fails_in_memory(
+        |f| {
+            aswm(f).island_paths.pop();
+        },
+        false,
+        "island path table: 11235 entries, must be island_count² = 11236",
+    );
 }
 
 /// Parse-time rules of nwn2 §A.8: mutated bytes are refused with packet, field and offset.
@@ -441,7 +454,15 @@ fn sample_grid(f: &Nwn2File) -> VertexGrid {
 }
 
 fn area_opts(w: u32, h: u32, trx: bool) -> trnbake_nwn2::export::AreaOptions {
-    trnbake_nwn2::export::AreaOptions { megatiles: (w, h), id: 1478, name: "TestImportExportTRN".into(), textures: vec![], materials: None, walk: WalkOptions { trx, ..Default::default() }, blend: None }
+    trnbake_nwn2::export::AreaOptions {
+        megatiles: (w, h),
+        id: 1478,
+        name: "TestImportExportTRN".into(),
+        textures: vec![],
+        materials: None,
+        walk: WalkOptions { trx, ..Default::default() },
+        blend: None,
+    }
 }
 
 /// Our export of the sample's own heights reproduces the toolset's conventions: TRRN
@@ -544,7 +565,16 @@ fn swg_region_export_passes_strict_and_round_trips() {
         assert_eq!(a.vertices[r * 121 + c], v.position);
     }
     // Without --height-range the same heights are taken as they are, or refused with the range.
-    let (ok, msg) = nwn2(&["export", trn.to_str().unwrap(), "--data-root", root.to_str().unwrap(), "--region", "-7000,-7000,-6880,-6880", "-o", d.join("x.trn").to_str().unwrap()]);
+    let (ok, msg) = nwn2(&[
+        "export",
+        trn.to_str().unwrap(),
+        "--data-root",
+        root.to_str().unwrap(),
+        "--region",
+        "-7000,-7000,-6880,-6880",
+        "-o",
+        d.join("x.trn").to_str().unwrap(),
+    ]);
     if !ok {
         assert!(msg.contains("outside the game range -100 … 100 m; pass --height-range"), "{msg}");
     }
@@ -555,7 +585,7 @@ fn swg_region_export_passes_strict_and_round_trips() {
 /// of the game range are an error naming the range, and `--height-range` rescales them.
 #[test]
 fn heightmap_export_range_error_and_rescale() {
-    use trnbake_raster::{MemSource, Grid};
+    use trnbake_raster::{Grid, MemSource};
     let d = tmp_dir("ter");
     let g = Grid { cols: 129, rows: 129, x0: 0.0, z0: 0.0, spacing: 2.0 };
     let h: Vec<f32> = (0..129 * 129).map(|i| ((i % 129) as f32 * 0.05).sin() * 150.0 + (i / 129) as f32).collect();
@@ -566,7 +596,20 @@ fn heightmap_export_range_error_and_rescale() {
     let out = d.join("hm.trn");
     let (ok, msg) = nwn2(&["export", ter.to_str().unwrap(), "--megatiles", "5x5", "-o", out.to_str().unwrap()]);
     assert!(!ok && msg.contains("outside the game range -100 … 100 m"), "{msg}");
-    let (ok, msg) = nwn2(&["export", ter.to_str().unwrap(), "--megatiles", "5x5", "--height-range", "-50,50", "--region", "-100,-100,100,100", "--textures", "TT_GD_Dirt_01,TT_GG_Grass_19", "-o", out.to_str().unwrap()]);
+    let (ok, msg) = nwn2(&[
+        "export",
+        ter.to_str().unwrap(),
+        "--megatiles",
+        "5x5",
+        "--height-range",
+        "-50,50",
+        "--region",
+        "-100,-100,100,100",
+        "--textures",
+        "TT_GD_Dirt_01,TT_GG_Grass_19",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert!(ok, "{msg}");
     let (ok, msg) = nwn2(&["check", "--strict", out.to_str().unwrap()]);
     assert!(ok, "{msg}");
@@ -584,8 +627,27 @@ fn heightmap_export_range_error_and_rescale() {
     assert_eq!(walkable_material(&f), [0x08]);
     // terrainmaterials.2da gives texture 0 the metal footstep material and its colour.
     let table = d.join("terrainmaterials.2da");
-    std::fs::write(&table, "2DA V2.0\n\n   Terrain         Material  R   G   B\n0  TT_GD_Dirt_01   Metal     10  20  30\n1  TT_GG_Grass_19  Grass     ****  0  0\n").unwrap();
-    let (ok, msg) = nwn2(&["export", ter.to_str().unwrap(), "--megatiles", "5x5", "--height-range", "-50,50", "--region", "-100,-100,100,100", "--textures", "TT_GD_Dirt_01,TT_GG_Grass_19", "--materials", table.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    std::fs::write(
+        &table,
+        "2DA V2.0\n\n   Terrain         Material  R   G   B\n0  TT_GD_Dirt_01   Metal     10  20  30\n1  TT_GG_Grass_19  Grass     ****  0  0\n",
+    )
+    .unwrap();
+    let (ok, msg) = nwn2(&[
+        "export",
+        ter.to_str().unwrap(),
+        "--megatiles",
+        "5x5",
+        "--height-range",
+        "-50,50",
+        "--region",
+        "-100,-100,100,100",
+        "--textures",
+        "TT_GD_Dirt_01,TT_GG_Grass_19",
+        "--materials",
+        table.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert!(ok, "{msg}");
     let f = trnbake_nwn2::load(&out).unwrap();
     assert_eq!(walkable_material(&f), [0x100]);
@@ -595,7 +657,18 @@ fn heightmap_export_range_error_and_rescale() {
     assert_eq!(colors[1], [64.0 / 255.0, 202.0 / 255.0, 54.0 / 255.0]);
     // A bad table is an error naming the file and the line.
     std::fs::write(&table, "2DA V2.0\n\n Terrain Material\n0 TT_GD_Dirt_01 Lava\n").unwrap();
-    let (ok, msg) = nwn2(&["export", ter.to_str().unwrap(), "--megatiles", "5x5", "--height-range", "-50,50", "--materials", table.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let (ok, msg) = nwn2(&[
+        "export",
+        ter.to_str().unwrap(),
+        "--megatiles",
+        "5x5",
+        "--height-range",
+        "-50,50",
+        "--materials",
+        table.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert!(!ok && msg.contains("terrainmaterials.2da: line 4") && msg.contains("Lava"), "{msg}");
     std::fs::remove_dir_all(&d).ok();
 }
@@ -647,7 +720,11 @@ fn ramp_joins_two_halves_ridge_separates_them() {
     let ridge = tiles_grid(4, 2, |x, _| if x < 20.0 { 0.0 } else { 10.0 }); // one 80° step
     for (grid, joined) in [(ramp, true), (ridge, false)] {
         let m = walkmesh::bake(&grid, &no_border()).unwrap();
-        let f = Nwn2File { version_major: 2, version_minor: 3, packets: vec![Packet::Aswm(Box::new(AswmPacket { compressed: true, original: None, aswm: m.clone() }))] };
+        let f = Nwn2File {
+            version_major: 2,
+            version_minor: 3,
+            packets: vec![Packet::Aswm(Box::new(AswmPacket { compressed: true, original: None, aswm: m.clone() }))],
+        };
         assert_eq!(check(&f, true), vec![]);
         let (a, b) = (island_at(&m, 3.0, 3.0), island_at(&m, 37.0, 17.0));
         let route = island_route(&m, a, b);
@@ -655,7 +732,10 @@ fn ramp_joins_two_halves_ridge_separates_them() {
         if let Some(r) = route {
             // The route crosses the four tile columns at least once each.
             assert!(r.len() >= 4);
-            assert_eq!(m.island_paths[a * m.islands.len() + b].weight, m.islands[a].distances[m.islands[a].adjacent.iter().position(|&x| x as usize == r[1]).unwrap()]);
+            assert_eq!(
+                m.island_paths[a * m.islands.len() + b].weight,
+                m.islands[a].distances[m.islands[a].adjacent.iter().position(|&x| x as usize == r[1]).unwrap()]
+            );
         }
     }
 }
@@ -738,7 +818,11 @@ fn path_tables_follow_shortest_paths_of_each_tile() {
 fn mutated_bytes_never_panic_and_accepted_ones_rewrite_stably() {
     let grid = tiles_grid(2, 2, |x, y| (x * 0.3).sin() * 3.0 + y * 0.1);
     let m = walkmesh::bake(&grid, &no_border()).unwrap();
-    let f = Nwn2File { version_major: 2, version_minor: 3, packets: vec![Packet::Trwh(Trwh { width: 0, height: 0, id: 1 }), Packet::Aswm(Box::new(AswmPacket { compressed: false, original: None, aswm: m }))] };
+    let f = Nwn2File {
+        version_major: 2,
+        version_minor: 3,
+        packets: vec![Packet::Trwh(Trwh { width: 0, height: 0, id: 1 }), Packet::Aswm(Box::new(AswmPacket { compressed: false, original: None, aswm: m }))],
+    };
     let base = codec::write(&f).unwrap();
     let mut seed = 0x9E37_79B9_7F4A_7C15u64;
     let mut next = || {
@@ -780,7 +864,18 @@ fn swg_water_becomes_watr() {
     let d = tmp_dir("water");
     let out = d.join("lake.trn");
     let root = common::swg_root();
-    let (ok, msg) = nwn2(&["export", trn.to_str().unwrap(), "--data-root", root.to_str().unwrap(), "--region", "0,0,240,240", "--height-range", "-20,40", "-o", out.to_str().unwrap()]);
+    let (ok, msg) = nwn2(&[
+        "export",
+        trn.to_str().unwrap(),
+        "--data-root",
+        root.to_str().unwrap(),
+        "--region",
+        "0,0,240,240",
+        "--height-range",
+        "-20,40",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert!(ok, "{msg}");
     let (ok, msg) = nwn2(&["check", "--strict", out.to_str().unwrap()]);
     assert!(ok, "{msg}");

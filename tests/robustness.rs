@@ -151,8 +151,7 @@ fn corpus() -> &'static [Sample] {
             let mut nodes = Vec::new();
             walk(&root, "", &mut nodes);
             let size_fields = nodes.iter().map(|n| n.at + 4).collect();
-            let tag_fields =
-                nodes.iter().flat_map(|n| if n.chunk { vec![n.at] } else { vec![n.at, n.at + 8] }).collect();
+            let tag_fields = nodes.iter().flat_map(|n| if n.chunk { vec![n.at] } else { vec![n.at, n.at + 8] }).collect();
             v.push(Sample { name, bytes, size_fields, tag_fields, nodes });
         }
         v
@@ -166,12 +165,10 @@ fn corpus() -> &'static [Sample] {
 /// Tags and version types the reader dispatches on: swapping them in drives real payloads
 /// into other decoders.
 const TAGS: &[&[u8; 4]] = &[
-    b"FORM", b"PTAT", b"TGEN", b"LYRS", b"LAYR", b"IHDR", b"ADTA", b"DATA", b"PARM", b"SGRP", b"FGRP", b"RGRP",
-    b"EGRP", b"MGRP", b"SFAM", b"FFAM", b"RFAM", b"EFAM", b"MFAM", b"MFRC", b"HDTA", b"SGMT", b"PIMP", b"PFPM",
-    b"CNTL", b"WMAP", b"SMAP", b"BCIR", b"BREC", b"BPOL", b"BPLN", b"FHGT", b"FFRA", b"FBIT", b"FSLP", b"FDIR",
-    b"FSHD", b"AHCN", b"AHFR", b"AHTR", b"ACCN", b"ACRH", b"ACRF", b"ASCN", b"ASRP", b"AENV", b"AEXC", b"APAS",
-    b"AFSC", b"AFSN", b"AFDN", b"AFDF", b"AROA", b"ARIV", b"ARIB", b"0000", b"0001", b"0002", b"0003", b"0004",
-    b"0005", b"0006", b"0007", b"0008", b"0013", b"0014", b"0015",
+    b"FORM", b"PTAT", b"TGEN", b"LYRS", b"LAYR", b"IHDR", b"ADTA", b"DATA", b"PARM", b"SGRP", b"FGRP", b"RGRP", b"EGRP", b"MGRP", b"SFAM", b"FFAM", b"RFAM",
+    b"EFAM", b"MFAM", b"MFRC", b"HDTA", b"SGMT", b"PIMP", b"PFPM", b"CNTL", b"WMAP", b"SMAP", b"BCIR", b"BREC", b"BPOL", b"BPLN", b"FHGT", b"FFRA", b"FBIT",
+    b"FSLP", b"FDIR", b"FSHD", b"AHCN", b"AHFR", b"AHTR", b"ACCN", b"ACRH", b"ACRF", b"ASCN", b"ASRP", b"AENV", b"AEXC", b"APAS", b"AFSC", b"AFSN", b"AFDN",
+    b"AFDF", b"AROA", b"ARIV", b"ARIB", b"0000", b"0001", b"0002", b"0003", b"0004", b"0005", b"0006", b"0007", b"0008", b"0013", b"0014", b"0015",
 ];
 
 /// A position chosen at random, mapped into whatever range it is used for.
@@ -460,11 +457,7 @@ fn edge_values_in_every_payload_field_of_small_files() {
                     let mut b = s.bytes.clone();
                     b[o..o + 4].copy_from_slice(&w.to_le_bytes());
                     if let Err(p) = std::panic::catch_unwind(|| check_input_light(&b)) {
-                        let msg = p
-                            .downcast_ref::<String>()
-                            .cloned()
-                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                            .unwrap_or_default();
+                        let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
                         failures.push(format!("{} {} +{} = {w:#010x}: {msg}", s.name, n.path, o - data));
                     }
                     cases += 1;
@@ -473,12 +466,7 @@ fn edge_values_in_every_payload_field_of_small_files() {
         }
     }
     eprintln!("{cases} edge-value cases");
-    assert!(
-        failures.is_empty(),
-        "{} of {cases} cases panicked, e.g.:\n{}",
-        failures.len(),
-        failures[..failures.len().min(20)].join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {cases} cases panicked, e.g.:\n{}", failures.len(), failures[..failures.len().min(20)].join("\n"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -546,11 +534,7 @@ fn parse_bounded(what: &str, bytes: &[u8], budget: Duration) -> Result<Terrain, 
         Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: parsing {len} bytes took over {budget:?}"),
         Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: the parse panicked"),
     };
-    assert!(
-        peak < memory_bound(len),
-        "{what}: peak allocation {peak} bytes for {len} input bytes (bound {})",
-        memory_bound(len)
-    );
+    assert!(peak < memory_bound(len), "{what}: peak allocation {peak} bytes for {len} input bytes (bound {})", memory_bound(len));
     if len > 100_000 {
         eprintln!("{what}: {len} bytes, {took:?}, peak {peak} bytes ({:.1} per input byte)", peak as f64 / len as f64);
     }
@@ -679,10 +663,7 @@ fn synthetic_terrain_is_valid() {
 fn many_tiny_nodes_stay_within_memory_and_time() {
     let n = 200_000;
     let many: Vec<u8> = (0..n).flat_map(|_| chunk(b"XXXX", &[])).collect();
-    for (what, bytes) in [
-        ("empty chunks in LYRS", synthetic_terrain(&many, &[])),
-        ("empty chunks after TGEN", synthetic_terrain(&[], &many)),
-    ] {
+    for (what, bytes) in [("empty chunks in LYRS", synthetic_terrain(&many, &[])), ("empty chunks after TGEN", synthetic_terrain(&[], &many))] {
         let t = parse_bounded(what, &bytes, Duration::from_secs(5)).unwrap();
         assert!(t.to_bytes() == bytes);
     }
@@ -759,9 +740,6 @@ fn validate_flora_map_size_overflow_is_a_problem() {
     let t = Terrain::from_bytes(&bytes).expect("the file is well formed");
     assert_eq!(t.flora_map.as_ref().map(|m| m.control.width), Some(u32::MAX));
     let problems = std::panic::catch_unwind(|| t.validate()).expect("validate panicked");
-    assert!(
-        problems.iter().any(|p| p.path == "flora_map.control" && p.message.contains("more data than any file can hold")),
-        "{problems:?}"
-    );
+    assert!(problems.iter().any(|p| p.path == "flora_map.control" && p.message.contains("more data than any file can hold")), "{problems:?}");
     assert!(t.to_bytes() == bytes);
 }

@@ -496,12 +496,28 @@ fn real_swg_region_2m_32m_patches_reproduced_independently() {
     let d = tmp("swg");
     let root = common::swg_root();
     let out = trnbake(&[
-        "scs", "export", trn.to_str().unwrap(), "--region", "3000,-5000,3512,-4488", "--patch", "32", "--spacing", "2",
-        "--data-root", root.to_str().unwrap(), "--origin", "1000,2000", "-o", d.to_str().unwrap(),
+        "scs",
+        "export",
+        trn.to_str().unwrap(),
+        "--region",
+        "3000,-5000,3512,-4488",
+        "--patch",
+        "32",
+        "--spacing",
+        "2",
+        "--data-root",
+        root.to_str().unwrap(),
+        "--origin",
+        "1000,2000",
+        "-o",
+        d.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let m: Manifest = serde_json::from_slice(&std::fs::read(d.join("manifest.json")).unwrap()).unwrap();
-    eprintln!("tatooine 512 m at 2 m, 32 m patches: RMS {:.4} m, max {:.4} m, worst patch rms {:.4} max {:.4}", m.rms, m.max, m.worst_patch.rms, m.worst_patch.max);
+    eprintln!(
+        "tatooine 512 m at 2 m, 32 m patches: RMS {:.4} m, max {:.4} m, worst patch rms {:.4} max {:.4}",
+        m.rms, m.max, m.worst_patch.rms, m.worst_patch.max
+    );
     assert_eq!(m.patches, 256);
     assert_eq!((m.georef.grid.cols, m.georef.grid.rows), (257, 257));
     // The heights again, from the SWG evaluator, and the patches from the files.

@@ -4,10 +4,10 @@
 mod common;
 use trnbake_swg::eval::{Grid, HeightEvaluator};
 use trnbake_swg::fidelity::{check_pimp, check_smap_whole_map, smap_stale_layers, CellPicker};
+use trnbake_swg::model::Terrain;
 use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
-use trnbake_swg::model::Terrain;
 
 fn evaluators(t: &Terrain) -> (HeightEvaluator, SurfaceEvaluator) {
     let opts = HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() };
@@ -102,11 +102,8 @@ fn read_png(path: &std::path::Path) -> (png::OutputInfo, Vec<u8>) {
 fn demo_bake_writes_surface_maps() {
     let out = std::env::temp_dir().join(format!("trnbake-test-{}-maps", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_trnbake"))
-        .args(["bake", "--backend", "cpu", "--spacing", "16", "-q", "-o"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o =
+        std::process::Command::new(env!("CARGO_BIN_EXE_trnbake")).args(["bake", "--backend", "cpu", "--spacing", "16", "-q", "-o"]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for f in [
         "normals.png",

@@ -36,7 +36,8 @@ fn check(t: &Terrain, grid: Grid, block: u32) -> (usize, usize) {
         for c0 in (0..grid.cols).step_by(block as usize) {
             let (c1, r1) = ((c0 + block).min(grid.cols) - 1, (r0 + block).min(grid.rows) - 1);
             let per_post = se.grid_block(&grid, c0, r0, c1, r1);
-            let want: Vec<SurfaceResult> = (r0..=r1).flat_map(|r| (c0..=c1).map(move |c| (c, r))).map(|(c, r)| se.at_grid_post(&per_post, c, r, ground(c, r))).collect();
+            let want: Vec<SurfaceResult> =
+                (r0..=r1).flat_map(|r| (c0..=c1).map(move |c| (c, r))).map(|(c, r)| se.at_grid_post(&per_post, c, r, ground(c, r))).collect();
             flora += want.iter().filter(|w| w.flora.iter().any(|s| !s.0.is_empty())).count();
             for w in Width::available() {
                 let block = se.grid_block(&grid, c0, r0, c1, r1);

@@ -23,15 +23,7 @@ fn tmp(name: &str) -> PathBuf {
 const EVERY_MAP: &str = "height,normals,splat,flora,flora_families,scatter,water,env,color,exclude,smap,preview";
 
 fn bake(trn: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
-    let o = trnbake()
-        .args(["bake", "--backend", "cpu", "-q", "--data-root"])
-        .arg(common::swg_root())
-        .arg(trn)
-        .arg("-o")
-        .arg(out)
-        .args(extra)
-        .output()
-        .unwrap();
+    let o = trnbake().args(["bake", "--backend", "cpu", "-q", "--data-root"]).arg(common::swg_root()).arg(trn).arg("-o").arg(out).args(extra).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     o
 }
@@ -110,7 +102,17 @@ fn bands_are_seamless_and_a_window_equals_a_region_bake() {
     let full_rows = 513usize;
     let legend = |dir: &Path| -> BTreeMap<i64, (String, usize)> {
         let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("splat_legend.json")).unwrap()).unwrap();
-        v["channels"].as_array().unwrap().iter().map(|c| (c["family_id"].as_i64().unwrap(), (c["image"].as_str().unwrap().to_string(), ["r", "g", "b", "a"].iter().position(|x| *x == c["channel"]).unwrap()))).collect()
+        v["channels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["family_id"].as_i64().unwrap(),
+                    (c["image"].as_str().unwrap().to_string(), ["r", "g", "b", "a"].iter().position(|x| *x == c["channel"]).unwrap()),
+                )
+            })
+            .collect()
     };
     let (full_legend, window_legend) = (legend(&small), legend(&window));
     let mut checked = 0;
@@ -163,7 +165,8 @@ fn a_killed_surface_bake_resumes_byte_identical() {
     let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
     let (killed, clean) = (tmp("surface-killed"), tmp("surface-clean"));
     let args = ["--spacing", "16", "--maps", "height,normals,splat,flora,preview", "--band-rows", "128"];
-    let mut child = trnbake().args(["bake", "--backend", "cpu", "-q", "--data-root"]).arg(common::swg_root()).arg(&trn).arg("-o").arg(&killed).args(args).spawn().unwrap();
+    let mut child =
+        trnbake().args(["bake", "--backend", "cpu", "-q", "--data-root"]).arg(common::swg_root()).arg(&trn).arg("-o").arg(&killed).args(args).spawn().unwrap();
     // Kill it once its first surface band is checkpointed.
     let tiles = killed.join(".trnbake-tiles");
     let t0 = std::time::Instant::now();
@@ -173,7 +176,10 @@ fn a_killed_surface_bake_resumes_byte_identical() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(!killed.join("preview.png").exists() || !std::fs::read_to_string(killed.join("manifest.json")).unwrap_or_default().contains("\"complete\""), "the bake finished before it was killed");
+    assert!(
+        !killed.join("preview.png").exists() || !std::fs::read_to_string(killed.join("manifest.json")).unwrap_or_default().contains("\"complete\""),
+        "the bake finished before it was killed"
+    );
     let o = trnbake().args(["bake", "--backend", "cpu", "--data-root"]).arg(common::swg_root()).arg(&trn).arg("-o").arg(&killed).args(args).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
@@ -288,7 +294,23 @@ fn gpu_bands_write_the_cpu_files() {
     }
     let (gpu, cpu) = (tmp("bands-gpu"), tmp("bands-cpu"));
     let run = |backend: &str, out: &Path| {
-        let o = trnbake().args(["bake", "--backend", backend, "-q", "--spacing", "16", "--band-rows", "128", "--maps", "height,normals,splat,flora,water,env,color,exclude,preview", "-o"]).arg(out).output().unwrap();
+        let o = trnbake()
+            .args([
+                "bake",
+                "--backend",
+                backend,
+                "-q",
+                "--spacing",
+                "16",
+                "--band-rows",
+                "128",
+                "--maps",
+                "height,normals,splat,flora,water,env,color,exclude,preview",
+                "-o",
+            ])
+            .arg(out)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{backend}: {}", String::from_utf8_lossy(&o.stderr));
         let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
         assert_eq!(m["surface_maps_backend"], backend);

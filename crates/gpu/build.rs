@@ -72,19 +72,12 @@ fn build_module(manifest: &Path, out_dir: &Path, what: &str, out_name: &str, fil
     let display = out_path.display().to_string();
     let module = naga::front::wgsl::parse_str(&source).map_err(|e| {
         let at = e.location(&source).map(|l| locate(&parts, l.line_number as usize)).unwrap_or_default();
-        format!(
-            "WGSL parse error in the {what} kernels{at}:\n{}",
-            e.emit_to_string_with_path(&source, &display)
-        )
+        format!("WGSL parse error in the {what} kernels{at}:\n{}", e.emit_to_string_with_path(&source, &display))
     })?;
-    let mut validator =
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default());
+    let mut validator = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::default());
     validator.validate(&module).map_err(|e| {
         let at = e.location(&source).map(|l| locate(&parts, l.line_number as usize)).unwrap_or_default();
-        format!(
-            "WGSL validation error in the {what} kernels{at}:\n{}",
-            e.emit_to_string_with_path(&source, &display)
-        )
+        format!("WGSL validation error in the {what} kernels{at}:\n{}", e.emit_to_string_with_path(&source, &display))
     })?;
     Ok(())
 }

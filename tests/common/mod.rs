@@ -64,10 +64,7 @@ pub struct Gdal;
 impl Gdal {
     /// `Some` when `gdalinfo` runs; with `CI=true` a missing GDAL fails the test.
     pub fn find() -> Option<Gdal> {
-        let ok = Command::new("gdalinfo")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
+        let ok = Command::new("gdalinfo").arg("--version").output().is_ok_and(|o| o.status.success());
         if ok {
             return Some(Gdal);
         }
@@ -80,26 +77,15 @@ impl Gdal {
 
     /// `gdalinfo -json -stats`, without writing a .aux.xml sidecar; fails on any GDAL warning.
     pub fn info(&self, path: &Path) -> serde_json::Value {
-        let out = Command::new("gdalinfo")
-            .args(["--config", "GDAL_PAM_ENABLED", "NO", "-json", "-stats"])
-            .arg(path)
-            .output()
-            .unwrap();
+        let out = Command::new("gdalinfo").args(["--config", "GDAL_PAM_ENABLED", "NO", "-json", "-stats"]).arg(path).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "gdalinfo failed: {stderr}");
         // GDAL 3.6's `-json` output builds a STAC block that asks PROJ for the ellipsoid of the
         // CRS; an engineering CRS has none, so it prints two `proj_get_ellipsoid` errors for any
         // local CRS, including files GDAL itself wrote with `-a_srs LOCAL_CS[...]`. Plain
         // `gdalinfo` is silent. Anything else on stderr is a failure.
-        let complaints: Vec<&str> = stderr
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !l.contains("PROJ: proj_get_ellipsoid"))
-            .collect();
-        assert!(
-            complaints.is_empty(),
-            "gdalinfo complained about {}: {stderr}",
-            path.display()
-        );
+        let complaints: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty() && !l.contains("PROJ: proj_get_ellipsoid")).collect();
+        assert!(complaints.is_empty(), "gdalinfo complained about {}: {stderr}", path.display());
         serde_json::from_slice(&out.stdout).unwrap()
     }
 
@@ -110,13 +96,7 @@ impl Gdal {
         if geoloc {
             cmd.arg("-geoloc");
         }
-        let mut child = cmd
-            .arg(path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = cmd.arg(path).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         {
             let mut stdin = child.stdin.take().unwrap();
             for (x, y) in pts {
@@ -125,20 +105,9 @@ impl Gdal {
         }
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success() && stderr.trim().is_empty(),
-            "gdallocationinfo: {stderr}"
-        );
-        let vals: Vec<f64> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| l.trim().parse::<f64>().unwrap())
-            .collect();
-        assert_eq!(
-            vals.len(),
-            pts.len(),
-            "gdallocationinfo output: {:?}",
-            String::from_utf8_lossy(&out.stdout)
-        );
+        assert!(out.status.success() && stderr.trim().is_empty(), "gdallocationinfo: {stderr}");
+        let vals: Vec<f64> = String::from_utf8_lossy(&out.stdout).lines().map(|l| l.trim().parse::<f64>().unwrap()).collect();
+        assert_eq!(vals.len(), pts.len(), "gdallocationinfo output: {:?}", String::from_utf8_lossy(&out.stdout));
         vals
     }
 }
@@ -147,16 +116,9 @@ impl Gdal {
 /// `STATISTICS_MINIMUM`/`MAXIMUM` carry 14 significant digits, enough to recover an f32 exactly.
 pub fn stats_min_max(band: &serde_json::Value) -> (f64, f64) {
     let md = &band["metadata"][""];
-    let p = |k: &str| {
-        md[k]
-            .as_str()
-            .unwrap_or_else(|| panic!("no {k} in {band}"))
-            .parse::<f64>()
-            .unwrap()
-    };
+    let p = |k: &str| md[k].as_str().unwrap_or_else(|| panic!("no {k} in {band}")).parse::<f64>().unwrap();
     (p("STATISTICS_MINIMUM"), p("STATISTICS_MAXIMUM"))
 }
-
 
 /// A Python with GDAL's bindings (`python3-gdal`): the COG validator and statistics GDAL
 /// computes itself. `python3` first, then Debian's `/usr/bin/python3` (a pyenv `python3` on
@@ -167,10 +129,8 @@ pub struct GdalPython(PathBuf);
 impl GdalPython {
     pub fn find() -> Option<GdalPython> {
         for py in ["python3", "/usr/bin/python3"] {
-            let ok = Command::new(py)
-                .args(["-c", "from osgeo_utils.samples import validate_cloud_optimized_geotiff"])
-                .output()
-                .is_ok_and(|o| o.status.success());
+            let ok =
+                Command::new(py).args(["-c", "from osgeo_utils.samples import validate_cloud_optimized_geotiff"]).output().is_ok_and(|o| o.status.success());
             if ok {
                 return Some(GdalPython(PathBuf::from(py)));
             }
@@ -185,17 +145,9 @@ impl GdalPython {
     /// GDAL's own validator, with the full check of the block leaders and trailers; panics
     /// with its report when the file is not a valid Cloud-Optimized GeoTIFF.
     pub fn validate_cog(&self, path: &Path) {
-        let out = Command::new(&self.0)
-            .args(["-m", "osgeo_utils.samples.validate_cloud_optimized_geotiff", "--full-check=yes"])
-            .arg(path)
-            .output()
-            .unwrap();
+        let out = Command::new(&self.0).args(["-m", "osgeo_utils.samples.validate_cloud_optimized_geotiff", "--full-check=yes"]).arg(path).output().unwrap();
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(
-            out.status.success() && text.contains("is a valid cloud optimized GeoTIFF") && !text.contains("arning"),
-            "{}: {text}",
-            path.display()
-        );
+        assert!(out.status.success() && text.contains("is a valid cloud optimized GeoTIFF") && !text.contains("arning"), "{}: {text}", path.display());
     }
 
     /// What GDAL sees in a GeoTIFF: `stored` (the STATISTICS_* items of the file, min, max,

@@ -82,7 +82,14 @@ impl ByteRows for PreviewRows<'_> {
 
 /// The engine splat maps of `--preset` (nothing without one, for a tiled export, or for Godot).
 /// `families`: every family of the Splat plane, ascending (the order of `splat_legend.json`).
-pub(crate) fn write_engine_maps(dir: &Path, set: &BandSet, families: &[i32], generator: &Generator, export: Option<&ExportSummary>, quiet: bool) -> crate::Result<Vec<WrittenFile>> {
+pub(crate) fn write_engine_maps(
+    dir: &Path,
+    set: &BandSet,
+    families: &[i32],
+    generator: &Generator,
+    export: Option<&ExportSummary>,
+    quiet: bool,
+) -> crate::Result<Vec<WrittenFile>> {
     let Some((summary, preset)) = export.and_then(|s| s.preset.map(|p| (s, p))) else { return Ok(Vec::new()) };
     let note = |what: &str| {
         if !quiet {

@@ -136,7 +136,8 @@ fn previous_outputs(manifest: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(manifest) else { return Vec::new() };
     let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { return Vec::new() };
     let list = if v["status"] == "in progress" { &v["previous_outputs"] } else { &v["outputs"] };
-    let names = list.as_array().map(|a| a.iter().filter_map(|o| o.get("path").and_then(|p| p.as_str()).or(o.as_str()).map(String::from)).collect()).unwrap_or_default();
+    let names =
+        list.as_array().map(|a| a.iter().filter_map(|o| o.get("path").and_then(|p| p.as_str()).or(o.as_str()).map(String::from)).collect()).unwrap_or_default();
     names
 }
 

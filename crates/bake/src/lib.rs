@@ -37,28 +37,28 @@ pub mod folder;
 use folder::OutputFolder;
 pub mod error;
 pub use error::{Error, Result};
+mod engine_splat;
 pub mod golden;
 pub mod progress;
-pub mod shard;
-pub mod surface_maps;
-mod engine_splat;
-mod surface_bands;
 mod request;
+pub mod shard;
+mod surface_bands;
+pub mod surface_maps;
 pub use request::{BakeRequest, Pipeline};
 pub use surface_maps::{SurfaceMapsJob, SurfaceMapsOutput, SurfaceTiming};
 
-use trnbake_raster::writers::set::{export, ExportChoice, ExportReport, ExportSpec, ExportSummary, Format};
 use bands::{BandProgress, StreamedCheckpoints};
 use progress::Progress;
-use trnbake_raster::source::{check_block, read_exact_at, scan_min_max};
-use trnbake_raster::{HeightSource, WrittenFile};
-use trnbake_raster::fsutil::{write_atomic, write_renamed};
-use trnbake_gpu::{GpuContext, GpuHeightPass};
-use trnbake_raster::bail;
-use trnbake_raster::error::Context;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use trnbake_gpu::{GpuContext, GpuHeightPass};
+use trnbake_raster::bail;
+use trnbake_raster::error::Context;
+use trnbake_raster::fsutil::{write_atomic, write_renamed};
+use trnbake_raster::source::{check_block, read_exact_at, scan_min_max};
+use trnbake_raster::writers::set::{export, ExportChoice, ExportReport, ExportSpec, ExportSummary, Format};
+use trnbake_raster::{HeightSource, WrittenFile};
 
 /// Which evaluator runs the height pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -298,8 +298,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     // One owner per folder, temp files of dead runs swept, the manifest marked in progress.
     let resume_note = format!("the finished tiles are kept in {}; run the same command again to resume", job.outdir.join(TILE_DIR).display());
     let folder = OutputFolder::claim(&job.outdir, Some(resume_note), job.quiet)?;
-    std::fs::create_dir_all(job.outdir.join(TILE_DIR))
-        .with_context(|| format!("cannot create {}", job.outdir.display()))?;
+    std::fs::create_dir_all(job.outdir.join(TILE_DIR)).with_context(|| format!("cannot create {}", job.outdir.display()))?;
     // The backend first: checkpoints of another backend are not resumed.
     let gpu = choose_gpu(job.backend, job.adapter_filter.as_deref(), job.quiet)?;
     let adapter = gpu.as_ref().map(|c| c.adapter.clone());
@@ -448,7 +447,9 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             summary.height_max = max;
             report.export = Some(summary);
         }
-        None => write_outputs(&CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir), &job.params, &job.outdir, &job.export, job.quiet, &mut report)?,
+        None => {
+            write_outputs(&CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir), &job.params, &job.outdir, &job.export, job.quiet, &mut report)?
+        }
     }
     if let Some(maps) = &job.surface_maps {
         // Streamed band by band from the height checkpoints (memory bounded by a band).
@@ -481,7 +482,14 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
 /// given, else on the CPU, reporting each finished tile to `progress`. The CPU computes one
 /// band of tiles at a time (its tiles, and each tile's blocks, in parallel), so bands finish
 /// in order from the north for the streamed writers.
-fn compute_tiles(job: &BakeJob, evaluator: &HeightEvaluator, gpu: Option<&GpuContext>, todo: &[TileSpec], progress: &BandProgress, pb: &Progress) -> Result<()> {
+fn compute_tiles(
+    job: &BakeJob,
+    evaluator: &HeightEvaluator,
+    gpu: Option<&GpuContext>,
+    todo: &[TileSpec],
+    progress: &BandProgress,
+    pb: &Progress,
+) -> Result<()> {
     let (grid, tile) = (&job.grid, job.params.tile);
     let checkpoint = |t: &TileSpec, data: &[f32]| -> Result<()> {
         // No fsync: a killed bake cannot leave a partial checkpoint under its final name (the
@@ -533,7 +541,10 @@ pub fn choose_gpu(backend: Backend, adapter_filter: Option<&str>, quiet: bool) -
         Backend::Auto => match GpuContext::new(false, adapter_filter) {
             Ok(c) if c.adapter.device_type == "Cpu" && adapter_filter.is_none() => {
                 if !quiet {
-                    eprintln!("note: only a software GPU adapter ({}) is present; baking on the faster CPU backend (--backend gpu forces the adapter)", c.adapter.name);
+                    eprintln!(
+                        "note: only a software GPU adapter ({}) is present; baking on the faster CPU backend (--backend gpu forces the adapter)",
+                        c.adapter.name
+                    );
                 }
                 None
             }
@@ -596,10 +607,14 @@ impl CheckpointSource {
     pub fn new(grid: &Grid, tile: u32, sources: &[PathBuf]) -> Result<Self> {
         let mut files = Vec::new();
         for t in tiles(grid, tile) {
-            let found: Vec<(PathBuf, TileCheckpoint)> = sources.iter().map(|s| tile_path(s, &t)).map(|p| {
-                let c = tile_checkpoint(&p, &t);
-                (p, c)
-            }).collect();
+            let found: Vec<(PathBuf, TileCheckpoint)> = sources
+                .iter()
+                .map(|s| tile_path(s, &t))
+                .map(|p| {
+                    let c = tile_checkpoint(&p, &t);
+                    (p, c)
+                })
+                .collect();
             match found.iter().find(|(_, c)| *c == TileCheckpoint::Done) {
                 Some((p, _)) => files.push(p.clone()),
                 None => match found.iter().find(|(_, c)| *c == TileCheckpoint::Damaged) {

@@ -30,7 +30,9 @@ pub enum ProgressMode {
     /// An indicatif bar (stderr is a terminal).
     Bar,
     /// A plain line on stderr every `every`.
-    Lines { every: Duration },
+    Lines {
+        every: Duration,
+    },
 }
 
 /// The interval of line mode when `TRNBAKE_PROGRESS_SECS` does not set one.

@@ -76,8 +76,7 @@ impl BakeRequest {
     /// data layout) unless `height.data_root` is changed.
     pub fn from_file(path: &Path, outdir: impl Into<PathBuf>) -> Result<Self> {
         let bytes = std::fs::read(path).map_err(|e| Error::Invalid(format!("cannot read {}: {e}", path.display())))?;
-        let terrain = Terrain::from_bytes(&bytes)
-            .map_err(|error| trnbake_swg::model::LoadError::Format { path: path.to_owned(), error })?;
+        let terrain = Terrain::from_bytes(&bytes).map_err(|error| trnbake_swg::model::LoadError::Format { path: path.to_owned(), error })?;
         let name = path.file_stem().map_or("terrain".into(), |s| s.to_string_lossy().into_owned());
         let mut r = Self::with_input(terrain, path.display().to_string(), hex(&sha2::Sha256::digest(&bytes)), name, outdir.into());
         r.height.data_root = trnbake_swg::model::default_data_root(path);

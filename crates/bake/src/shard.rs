@@ -12,7 +12,9 @@ pub enum ShardChoice {
     Fixed(Shard),
     /// `count` is `N` of `auto/N`: needed where the scheduler does not tell the array's size
     /// (a Kubernetes Indexed Job), checked against it where it does.
-    Auto { count: Option<u32> },
+    Auto {
+        count: Option<u32>,
+    },
 }
 
 impl std::str::FromStr for ShardChoice {
@@ -168,7 +170,9 @@ mod tests {
         assert!(resolve("auto/5", &zero_based).unwrap_err().contains("SLURM_ARRAY_TASK_COUNT says the array has 4 tasks"));
         // An index off the range, or no minimum.
         assert!(resolve("auto", &[("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_MIN", "4"), ("SLURM_ARRAY_TASK_COUNT", "2")]).is_err());
-        assert!(resolve("auto", &[("SLURM_ARRAY_TASK_ID", "9"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "8")]).unwrap_err().contains("outside the array"));
+        assert!(resolve("auto", &[("SLURM_ARRAY_TASK_ID", "9"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "8")])
+            .unwrap_err()
+            .contains("outside the array"));
         assert!(resolve("auto", &[("SLURM_ARRAY_TASK_ID", "1"), ("SLURM_ARRAY_TASK_COUNT", "8")]).unwrap_err().contains("SLURM_ARRAY_TASK_MIN"));
         assert!(resolve("auto", &[("SLURM_ARRAY_TASK_ID", "x"), ("SLURM_ARRAY_TASK_MIN", "1")]).unwrap_err().contains("not a whole number"));
     }
@@ -196,7 +200,17 @@ mod tests {
     #[test]
     fn no_variable_is_an_error_naming_them_all() {
         let e = resolve("auto", &[]).unwrap_err();
-        for v in ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_COUNT", "AWS_BATCH_JOB_ARRAY_INDEX", "AWS_BATCH_JOB_ARRAY_SIZE", "CLOUD_RUN_TASK_INDEX", "CLOUD_RUN_TASK_COUNT", "JOB_COMPLETION_INDEX", "--shard K/N"] {
+        for v in [
+            "SLURM_ARRAY_TASK_ID",
+            "SLURM_ARRAY_TASK_MIN",
+            "SLURM_ARRAY_TASK_COUNT",
+            "AWS_BATCH_JOB_ARRAY_INDEX",
+            "AWS_BATCH_JOB_ARRAY_SIZE",
+            "CLOUD_RUN_TASK_INDEX",
+            "CLOUD_RUN_TASK_COUNT",
+            "JOB_COMPLETION_INDEX",
+            "--shard K/N",
+        ] {
             assert!(e.contains(v), "{v} missing from: {e}");
         }
         // The first scheduler set wins (Slurm over a stray Kubernetes index).

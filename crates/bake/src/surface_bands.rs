@@ -573,7 +573,9 @@ impl BandSet {
         let mut packed = vec![0u8; block.stored as usize];
         read_exact_at(file, &mut packed, block.offset)?;
         let mut values = vec![0u8; len];
-        block.decode(&packed, &mut values).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("block {} of chunk {} of the band: {e}", key.2, key.1)))?;
+        block
+            .decode(&packed, &mut values)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("block {} of chunk {} of the band: {e}", key.2, key.1)))?;
         let values = std::sync::Arc::new(values);
         let mut recent = recent();
         if recent.len() == RECENT_BLOCKS {
@@ -760,7 +762,8 @@ mod tests {
                 for plane in [Plane::ShaderId, Plane::Normals] {
                     let mut got = vec![0u8; rows as usize * 37 * plane.bytes()];
                     set.read_plane(plane, r0, rows, &mut got).unwrap();
-                    let want: Vec<u8> = (r0..r0 + rows).flat_map(|r| (0..37).flat_map(move |c| (0..plane.bytes()).map(move |b| value(plane, 0, c, r, b)))).collect();
+                    let want: Vec<u8> =
+                        (r0..r0 + rows).flat_map(|r| (0..37).flat_map(move |c| (0..plane.bytes()).map(move |b| value(plane, 0, c, r, b)))).collect();
                     assert_eq!(got, want, "{plane:?} rows {r0}+{rows}");
                     // The same rows in file order.
                     set.read_plane_north(plane, 300 - (r0 + rows)..300 - r0, &mut got).unwrap();

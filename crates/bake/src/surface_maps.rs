@@ -14,7 +14,9 @@
 //! scatter) are written from the band checkpoints once every band is finished.
 
 use crate::folder::write_json;
-use crate::surface_bands::{band_chunks, band_file_bytes, chunk_blocks, largest_remainder_bytes, pack_block, read_meta, verified_meta, BandLayout, BandMeta, BandSet, Plane};
+use crate::surface_bands::{
+    band_chunks, band_file_bytes, chunk_blocks, largest_remainder_bytes, pack_block, read_meta, verified_meta, BandLayout, BandMeta, BandSet, Plane,
+};
 use crate::CheckpointSource;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -31,7 +33,9 @@ use trnbake_raster::{HeightSource, WrittenFile};
 use trnbake_swg::eval::{Grid, HeightEvaluator};
 use trnbake_swg::model::Terrain;
 use trnbake_swg::plan::FLORA_CLASSES;
-use trnbake_swg::surface::grid::{band_apron_heights, band_normals, band_results, evaluate, ClassProbabilities, HeightsView, PassSelection, PostSurface, SurfaceGrid};
+use trnbake_swg::surface::grid::{
+    band_apron_heights, band_normals, band_results, evaluate, ClassProbabilities, HeightsView, PassSelection, PostSurface, SurfaceGrid,
+};
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::smap::smap_chunks;
 use trnbake_swg::surface::supersample::flora_supersampled_rows;
@@ -43,8 +47,7 @@ const CHANNELS: [&str; 4] = ["r", "g", "b", "a"];
 /// Every map `bake --maps` knows, in the order they are written. `flora_families` (a
 /// probability map per flora family) and `scatter` (instance points) are only written when
 /// named.
-pub const MAP_NAMES: [&str; 12] =
-    ["height", "normals", "splat", "flora", "flora_families", "scatter", "water", "env", "color", "exclude", "smap", "preview"];
+pub const MAP_NAMES: [&str; 12] = ["height", "normals", "splat", "flora", "flora_families", "scatter", "water", "env", "color", "exclude", "smap", "preview"];
 
 /// Most posts a surface band holds (its rows are a multiple of the CPU's 128-post culling
 /// block, at least one block): ~2 M posts keep a band's transient state (heights, normals,
@@ -148,7 +151,14 @@ pub struct SurfaceOnBackend {
 /// The surface passes over a whole grid held in memory (the golden checks' small fixtures) on
 /// the backend that baked the heights: the GPU when there is a context and its kernels compute
 /// the options exactly, else the CPU.
-pub fn surface_on_backend(gpu: Option<&GpuContext>, grid: &Grid, heights: &[f32], he: &HeightEvaluator, se: &SurfaceEvaluator, normals: NormalMethod) -> crate::Result<SurfaceOnBackend> {
+pub fn surface_on_backend(
+    gpu: Option<&GpuContext>,
+    grid: &Grid,
+    heights: &[f32],
+    he: &HeightEvaluator,
+    se: &SurfaceEvaluator,
+    normals: NormalMethod,
+) -> crate::Result<SurfaceOnBackend> {
     let cpu = |why: Option<String>| SurfaceOnBackend { surface: evaluate(grid, heights, he, se, normals), backend: "cpu", cpu_because: why };
     match gpu.map(|ctx| trnbake_gpu::surface_pass::evaluate(ctx, grid, heights, he, se, normals)) {
         Some(Ok(surface)) => Ok(SurfaceOnBackend { surface, backend: "gpu", cpu_because: None }),
@@ -160,7 +170,12 @@ pub fn surface_on_backend(gpu: Option<&GpuContext>, grid: &Grid, heights: &[f32]
 
 /// The GPU surface passes when the kernels compute the options exactly, else `None` (the CPU):
 /// the one place the surface maps fall back, decided once a bake.
-fn gpu_surface_pass<'a>(gpu: Option<&'a GpuContext>, se: &'a SurfaceEvaluator, normals: NormalMethod, quiet: bool) -> crate::Result<Option<GpuSurfacePass<'a>>> {
+fn gpu_surface_pass<'a>(
+    gpu: Option<&'a GpuContext>,
+    se: &'a SurfaceEvaluator,
+    normals: NormalMethod,
+    quiet: bool,
+) -> crate::Result<Option<GpuSurfacePass<'a>>> {
     let Some(ctx) = gpu else { return Ok(None) };
     match GpuSurfacePass::new(ctx, se, normals) {
         Ok(pass) => Ok(Some(pass)),
@@ -294,11 +309,7 @@ impl SurfaceMapsJob {
         let files = std::thread::scope(|scope| -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
             let set = &set;
             // The maps written while the bands compute, one writer thread each.
-            let streamed: Vec<_> = self
-                .streamed_writers(set, inputs)
-                .into_iter()
-                .map(|(order, writer)| (order, scope.spawn(writer)))
-                .collect();
+            let streamed: Vec<_> = self.streamed_writers(set, inputs).into_iter().map(|(order, writer)| (order, scope.spawn(writer))).collect();
             // A pipeline of bands: they compute here; on the GPU backend the band before is
             // encoded into its checkpoint's bytes meanwhile, with the pool's threads that the
             // GPU leaves idle (the CPU backend's passes keep them busy: encoding beside them
@@ -414,7 +425,16 @@ impl SurfaceMapsJob {
     /// One band's heights, normals, passes and water (with every family's probabilities when
     /// `want_probabilities`).
     #[allow(clippy::too_many_arguments)]
-    fn compute_band(&self, inputs: &StreamInputs, gpu: Option<&GpuSurfacePass>, tables: &WaterTables, want_probabilities: bool, r0: u32, rows: u32, timing: &mut SurfaceTiming) -> crate::Result<ComputedBand> {
+    fn compute_band(
+        &self,
+        inputs: &StreamInputs,
+        gpu: Option<&GpuSurfacePass>,
+        tables: &WaterTables,
+        want_probabilities: bool,
+        r0: u32,
+        rows: u32,
+        timing: &mut SurfaceTiming,
+    ) -> crate::Result<ComputedBand> {
         let grid = inputs.grid;
         let se = &self.surface;
         let t = Instant::now();
@@ -427,7 +447,8 @@ impl SurfaceMapsJob {
                 let (normals, results) = pass.run_band(grid, r0, rows, &padded, which)?;
                 timing.passes_seconds += t.elapsed().as_secs_f64();
                 // The per-family probabilities are the CPU's (the kernel keeps the most likely).
-                let probabilities = want_probabilities.then(|| band_results(grid, r0, rows, heights, &normals, se, PassSelection::Both, true).probabilities.unwrap_or_default());
+                let probabilities = want_probabilities
+                    .then(|| band_results(grid, r0, rows, heights, &normals, se, PassSelection::Both, true).probabilities.unwrap_or_default());
                 (normals, results, probabilities)
             }
             None => {
@@ -492,7 +513,10 @@ impl SurfaceMapsJob {
         let planes = &set.layout.planes;
         // The Splat plane's blocks: every family with a weight in the band.
         let splat_families = if planes.contains(&Plane::Splat) {
-            band.results.par_chunks(1 << 15).map(|posts| distinct_sorted(posts.iter().flat_map(post_splat_families))).reduce(Vec::new, |a, b| distinct_sorted(a.into_iter().chain(b)))
+            band.results
+                .par_chunks(1 << 15)
+                .map(|posts| distinct_sorted(posts.iter().flat_map(post_splat_families)))
+                .reduce(Vec::new, |a, b| distinct_sorted(a.into_iter().chain(b)))
         } else {
             Vec::new()
         };
@@ -503,7 +527,8 @@ impl SurfaceMapsJob {
                 let posts = c0 as usize * cols..(c0 + crows) as usize * cols;
                 let raw = band.encode_rows(planes, c0 as usize..(c0 + crows) as usize, &colors, &splat_families);
                 let mut packed = Vec::new();
-                let blocks = raw.iter().zip(chunk_blocks(planes, splat_families.len())).map(|(values, plane)| pack_block(values, plane.bytes(), &mut packed)).collect();
+                let blocks =
+                    raw.iter().zip(chunk_blocks(planes, splat_families.len())).map(|(values, plane)| pack_block(values, plane.bytes(), &mut packed)).collect();
                 (packed, blocks, BandFigures::of(&band.results[posts]))
             })
             .collect();
@@ -560,7 +585,14 @@ struct ComputedBand {
 
 impl ComputedBand {
     fn values(&self, grid: &Grid, range: (f32, f32)) -> BandValues<'_> {
-        BandValues { cols: grid.cols as usize, heights: HeightsView::padded(grid, &self.padded), normals: &self.normals, results: &self.results, water: &self.water, range }
+        BandValues {
+            cols: grid.cols as usize,
+            heights: HeightsView::padded(grid, &self.padded),
+            normals: &self.normals,
+            results: &self.results,
+            water: &self.water,
+            range,
+        }
     }
 }
 
@@ -609,7 +641,13 @@ impl<'a> BandValues<'a> {
     /// The values of the post in column `c` of the band's row `r`.
     fn post(&self, c: usize, r: usize) -> PostValues<'a> {
         let i = r * self.cols + c;
-        PostValues { result: &self.results[i], normal: self.normals[i], height: self.heights.at(c, r), water: self.water.get(i).copied().flatten(), range: self.range }
+        PostValues {
+            result: &self.results[i],
+            normal: self.normals[i],
+            height: self.heights.at(c, r),
+            water: self.water.get(i).copied().flatten(),
+            range: self.range,
+        }
     }
 }
 
@@ -790,7 +828,8 @@ impl SurfaceMapsJob {
     /// per-family flora maps, the scatter, and SMAP (whose 8 m chunks come from the height
     /// evaluator itself).
     fn whole_grid_writers(&self, set: &BandSet, inputs: &StreamInputs) -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
-        let metas: Vec<((u32, u32), BandMeta)> = set.bands().into_iter().map(|(r0, rows)| read_meta(&set.path(r0, rows)).map(|m| ((r0, rows), m))).collect::<io::Result<_>>()?;
+        let metas: Vec<((u32, u32), BandMeta)> =
+            set.bands().into_iter().map(|(r0, rows)| read_meta(&set.path(r0, rows)).map(|m| ((r0, rows), m))).collect::<io::Result<_>>()?;
         let dir = inputs.outdir;
         let generator = &self.terrain.generator;
         // The splat maps on a thread of their own, beside the flora maps: each reads the
@@ -817,7 +856,10 @@ impl SurfaceMapsJob {
                     }));
                 }
             }
-            files.push(write_json(&dir.join("splat_legend.json"), &serde_json::json!({ "channels": legend, "weights": "per post, summing to 255 where a shader applies" }))?);
+            files.push(write_json(
+                &dir.join("splat_legend.json"),
+                &serde_json::json!({ "channels": legend, "weights": "per post, summing to 255 where a shader applies" }),
+            )?);
             // Something to look at, and the engines' own packings of the same weights.
             files.push(crate::engine_splat::write_preview(dir, set, &families, generator)?);
             files.extend(crate::engine_splat::write_engine_maps(dir, set, &families, generator, inputs.export, inputs.quiet)?);
@@ -836,7 +878,12 @@ impl SurfaceMapsJob {
     }
 
     /// The whole-grid maps but the splat ones (see [`SurfaceMapsJob::whole_grid_writers`]).
-    fn flora_and_other_whole_grid_maps(&self, set: &BandSet, inputs: &StreamInputs, metas: &[((u32, u32), BandMeta)]) -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
+    fn flora_and_other_whole_grid_maps(
+        &self,
+        set: &BandSet,
+        inputs: &StreamInputs,
+        metas: &[((u32, u32), BandMeta)],
+    ) -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
         let dir = inputs.outdir;
         let generator = &self.terrain.generator;
         let mut out = Vec::new();
@@ -846,7 +893,10 @@ impl SurfaceMapsJob {
                 let range = metas.iter().filter_map(|(_, m)| m.flora_range[class]).reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
                 let opts = Png16Options { min_max: Some(range.unwrap_or((f32::NAN, f32::NAN))), ..Default::default() };
                 let src = PlaneSource { set, plane: Plane::FloraProbability(class as u8), wait: false };
-                out.push((order::FLORA + 2 * class + 1, vec![write_png16_from(&dir.join(format!("flora_{name}_density.png")), &src, 1.0 / 65535.0, 0.0, &opts)?]));
+                out.push((
+                    order::FLORA + 2 * class + 1,
+                    vec![write_png16_from(&dir.join(format!("flora_{name}_density.png")), &src, 1.0 / 65535.0, 0.0, &opts)?],
+                ));
                 let mut used: Vec<i32> = metas.iter().flat_map(|(_, m)| m.flora_ids[class].iter().copied()).collect();
                 used.sort_unstable();
                 used.dedup();
@@ -936,7 +986,6 @@ struct PlaneRows<'a> {
     channels: u32,
     wait: bool,
 }
-
 
 impl ByteRows for PlaneRows<'_> {
     fn width(&self) -> u32 {
@@ -1146,7 +1195,6 @@ fn post_random(gc: i64, gr: i64, stream: u64) -> f64 {
     (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
-
 /// `flora_<class>_points.csv` (`x,z,height,family_id`): a deterministic scatter from the
 /// probabilities — each post's cell (one spacing wide, centred on the post) holds at most one
 /// instance, of family k with probability P(k), at a jittered position in the cell, with the
@@ -1218,7 +1266,6 @@ fn write_smap(outdir: &Path, g: &Grid, he: &HeightEvaluator) -> crate::Result<Ve
     Ok(vec![png, write_json(&outdir.join("smap.json"), &meta)?])
 }
 
-
 /// Write an 8-bit PNG of `channels` (1 = grey, 3 = RGB, 4 = RGBA) from row-major-from-south
 /// samples held in memory: image row 0 is the north edge, as every image viewer expects.
 pub fn write_png8(path: &Path, cols: u32, rows: u32, channels: usize, data: &[u8]) -> io::Result<WrittenFile> {
@@ -1273,5 +1320,4 @@ mod tests {
             assert_eq!(round_to_byte(x), x.round() as u8, "{x:e}");
         }
     }
-
 }

@@ -72,9 +72,6 @@ fn main() {
     println!("{trn}: opened in {open_s:.2} s, map {width} m, {threads} cores");
     println!("trnbake_height_at, 1 thread:      {n} points in {single_s:.3} s = {:.3} M points/s", n as f64 / single_s / 1e6);
     println!("trnbake_heights, all cores:       {n} points in {batch_s:.3} s = {:.3} M points/s", n as f64 / batch_s / 1e6);
-    println!(
-        "trnbake_bake_region, all cores:   {side}x{side} posts over the map in {region_s:.3} s = {:.3} M posts/s",
-        region.len() as f64 / region_s / 1e6
-    );
+    println!("trnbake_bake_region, all cores:   {side}x{side} posts over the map in {region_s:.3} s = {:.3} M posts/s", region.len() as f64 / region_s / 1e6);
     unsafe { trnbake_terrain_free(t) };
 }

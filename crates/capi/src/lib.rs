@@ -21,7 +21,6 @@ use std::ffi::{c_char, c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-
 use trnbake_swg::eval::{HeightEvaluator, CPU_CULL_BLOCK};
 use trnbake_swg::grid::{Grid, GridError};
 use trnbake_swg::model::{default_data_root, LoadError, Terrain};
@@ -142,11 +141,7 @@ const _: () = {
 impl TrnbakeTerrain {
     /// A terrain in memory, with the given height options (the Rust way in; C opens a file).
     pub fn new(terrain: &Terrain, opts: &HeightOptions) -> Result<TrnbakeTerrain, PlanError> {
-        Ok(TrnbakeTerrain {
-            heights: HeightEvaluator::new(terrain, opts)?,
-            water: WaterTables::new(terrain),
-            map_width: terrain.header.map_width,
-        })
+        Ok(TrnbakeTerrain { heights: HeightEvaluator::new(terrain, opts)?, water: WaterTables::new(terrain), map_width: terrain.header.map_width })
     }
 
     /// Loads `path`, with bitmaps resolving under `data_root` (default: [`default_data_root`]).

@@ -51,13 +51,7 @@ fn have(tool: &str) -> bool {
 
 fn compile(compiler: &str, args: &[&str], exe: &Path) {
     let out = Command::new(compiler).args(args).arg("-o").arg(exe).current_dir(crate_dir()).output().expect("run the compiler");
-    assert!(
-        out.status.success(),
-        "{compiler} {} failed:\n{}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{compiler} {} failed:\n{}{}", args.join(" "), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }
 
 fn run(exe: &Path, trn: &Path, root: &Path) -> String {
@@ -86,7 +80,23 @@ fn c_ground_height_with_the_staticlib() {
     let lib = lib.to_str().unwrap();
     compile(
         "cc",
-        &["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-Iinclude", "tests/c/ground_height.c", lib, "-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"],
+        &[
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-pedantic",
+            "-Werror",
+            "-Iinclude",
+            "tests/c/ground_height.c",
+            lib,
+            "-lgcc_s",
+            "-lutil",
+            "-lrt",
+            "-lpthread",
+            "-lm",
+            "-ldl",
+            "-lc",
+        ],
         &exe,
     );
     let Some((trn, root)) = tatooine() else { return };

@@ -9,11 +9,7 @@ fn generate(crate_dir: &Path) -> String {
     let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("cbindgen.toml");
     // `with_src` parses the one source file directly; `with_crate` would run `cargo metadata`
     // (and may want the network) for the same result, since the API lives in lib.rs alone.
-    let bindings = cbindgen::Builder::new()
-        .with_config(config)
-        .with_src(crate_dir.join("src/lib.rs"))
-        .generate()
-        .expect("cbindgen generates the header");
+    let bindings = cbindgen::Builder::new().with_config(config).with_src(crate_dir.join("src/lib.rs")).generate().expect("cbindgen generates the header");
     let mut out = Vec::new();
     bindings.write(&mut out);
     String::from_utf8(out).expect("the header is UTF-8")
@@ -47,7 +43,18 @@ fn the_checked_in_header_is_fresh() {
         );
     }
     // The header is what the C programs need: the opaque handle and every function.
-    for name in ["typedef struct TrnbakeTerrain TrnbakeTerrain;", "trnbake_terrain_open", "trnbake_last_error", "trnbake_height_at", "trnbake_heights", "trnbake_bake_region", "trnbake_water_height_at", "trnbake_map_width", "trnbake_terrain_free", "#ifndef TRNBAKE_H"] {
+    for name in [
+        "typedef struct TrnbakeTerrain TrnbakeTerrain;",
+        "trnbake_terrain_open",
+        "trnbake_last_error",
+        "trnbake_height_at",
+        "trnbake_heights",
+        "trnbake_bake_region",
+        "trnbake_water_height_at",
+        "trnbake_map_width",
+        "trnbake_terrain_free",
+        "#ifndef TRNBAKE_H",
+    ] {
         assert!(fresh.contains(name), "the header lacks `{name}`");
     }
 }

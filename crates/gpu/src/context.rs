@@ -147,18 +147,12 @@ impl GpuContext {
 
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let strip = strip.unwrap_or_else(|| height_strip(adapter_type));
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("height_pass"),
-            source: wgpu::ShaderSource::Wgsl(HEIGHT_PASS_WGSL.into()),
-        });
+        let module =
+            device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("height_pass"), source: wgpu::ShaderSource::Wgsl(HEIGHT_PASS_WGSL.into()) });
         let storage = |binding: u32, read_only: bool| wgpu::BindGroupLayoutEntry {
             binding,
             visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
+            ty: wgpu::BindingType::Buffer { ty: wgpu::BufferBindingType::Storage { read_only }, has_dynamic_offset: false, min_binding_size: None },
             count: None,
         };
         let mut entries = vec![wgpu::BindGroupLayoutEntry {

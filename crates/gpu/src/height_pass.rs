@@ -75,11 +75,8 @@ impl<'a> GpuHeightPass<'a> {
         resources.push(&output);
         let blocks = storage_buffer(d, "blocks", &list.blocks, [0; 2]);
         resources.push(&blocks);
-        let entries: Vec<wgpu::BindGroupEntry> = resources
-            .iter()
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
-            .collect();
+        let entries: Vec<wgpu::BindGroupEntry> =
+            resources.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
         let bind = d.create_bind_group(&wgpu::BindGroupDescriptor { label: Some("height_pass"), layout: &self.ctx.layout, entries: &entries });
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("height_pass") });
         {

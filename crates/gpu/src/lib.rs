@@ -38,5 +38,5 @@ mod upload;
 
 pub use context::*;
 pub use height_pass::GpuHeightPass;
-pub(crate) use upload::{block_lists, block_lists_grown, plan_buffers, storage_buffer, two_in_flight, BlockLists, Readback};
 pub use trnbake_swg::grid::TileSpec;
+pub(crate) use upload::{block_lists, block_lists_grown, plan_buffers, storage_buffer, two_in_flight, BlockLists, Readback};

@@ -7,12 +7,12 @@
 
 use super::records::SURFACE_PASS_WGSL;
 use super::{block_lists, block_lists_grown, plan_buffers, storage_buffer, two_in_flight, BlockLists, GpuContext, GpuError, Readback, TileSpec};
+use bytemuck::{Pod, Zeroable};
 use trnbake_swg::eval::Grid;
 use trnbake_swg::plan::BakePlan;
 use trnbake_swg::surface::grid::{PostSurface, SurfaceGrid};
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::{DirectionFilter, FeatherClamp, SurfaceEvaluator, SurfaceWalk, SPLAT_LAYERS};
-use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
 /// Side in posts of the blocks each tile's layer lists are culled for (as the CPU's
@@ -206,7 +206,8 @@ impl<'a> GpuSurfacePass<'a> {
         }
         let d = &ctx.device;
         let scope = d.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = d.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("surface_pass"), source: wgpu::ShaderSource::Wgsl(SURFACE_PASS_WGSL.into()) });
+        let module =
+            d.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("surface_pass"), source: wgpu::ShaderSource::Wgsl(SURFACE_PASS_WGSL.into()) });
         let entry = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
             binding,
             visibility: wgpu::ShaderStages::COMPUTE,
@@ -221,7 +222,8 @@ impl<'a> GpuSurfacePass<'a> {
             })
             .collect();
         let layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("surface_pass"), entries: &entries });
-        let pipeline_layout = d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some("surface_pass"), bind_group_layouts: &[Some(&layout)], immediate_size: 0 });
+        let pipeline_layout =
+            d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some("surface_pass"), bind_group_layouts: &[Some(&layout)], immediate_size: 0 });
         let pipelines = ["normals_pass", "shader_pass", "later_pass", "slope_heights_pass"].map(|name| {
             d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(name),
@@ -306,7 +308,11 @@ impl<'a> GpuSurfacePass<'a> {
             parity_r0: (gr0 + i64::from(tile.r0)) as u32,
             ..self.params
         };
-        let uniform = d.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("surface params"), contents: bytemuck::bytes_of(&params), usage: wgpu::BufferUsages::UNIFORM });
+        let uniform = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("surface params"),
+            contents: bytemuck::bytes_of(&params),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
         // The tile's heights with their apron, from the grid's padded heights.
         let stride = grid.cols as usize + 2;
         let mut tile_heights = Vec::with_capacity((tile.cols as usize + 2) * (tile.rows as usize + 2));
@@ -318,7 +324,12 @@ impl<'a> GpuSurfacePass<'a> {
         let heights = storage_buffer(d, "surface heights", &tile_heights, 0.0);
         let posts = u64::from(tile.cols) * u64::from(tile.rows);
         let output = |label: &str, bytes: u64| {
-            d.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: bytes, usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC, mapped_at_creation: false })
+            d.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
         };
         let records_bytes = posts * std::mem::size_of::<GpuPostRecord>() as u64;
         let normals_bytes = posts * 12;
@@ -326,7 +337,12 @@ impl<'a> GpuSurfacePass<'a> {
         let normals = output("surface normals", normals_bytes);
         let apron_posts = u64::from(tile.cols + 2) * u64::from(tile.rows + 2);
         let slope_bytes = if params.slope_tree == 1 { apron_posts * u64::from(params.slope_layers) * 4 } else { 0 };
-        let slope_heights = d.create_buffer(&wgpu::BufferDescriptor { label: Some("slope heights"), size: slope_bytes.max(4), usage: wgpu::BufferUsages::STORAGE, mapped_at_creation: false });
+        let slope_heights = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("slope heights"),
+            size: slope_bytes.max(4),
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
         let staging = d.create_buffer(&wgpu::BufferDescriptor {
             label: Some("surface staging"),
             size: records_bytes + normals_bytes,

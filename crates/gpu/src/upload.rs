@@ -63,7 +63,8 @@ pub(crate) fn block_lists(plan: &BakePlan, grid: &Grid, tile: TileSpec, block: u
 /// [`block_lists`] with each block's area grown by `margin` metres on every side.
 pub(crate) fn block_lists_grown(plan: &BakePlan, grid: &Grid, tile: TileSpec, block: u32, margin: f32) -> BlockLists {
     use rayon::prelude::*;
-    let origins: Vec<(u32, u32)> = (0..tile.rows).step_by(block as usize).flat_map(|br| (0..tile.cols).step_by(block as usize).map(move |bc| (bc, br))).collect();
+    let origins: Vec<(u32, u32)> =
+        (0..tile.rows).step_by(block as usize).flat_map(|br| (0..tile.cols).step_by(block as usize).map(move |bc| (bc, br))).collect();
     let lists: Vec<TileList> = origins
         .par_iter()
         .map(|&(bc, br)| {
@@ -105,10 +106,7 @@ impl Readback {
     /// the tile in errors.
     pub(crate) fn finish(self, device: &wgpu::Device, what: &str, read: impl FnOnce(&[u8])) -> Result<(), GpuError> {
         wait_for(device, self.submission)?;
-        self.done
-            .recv()
-            .map_err(|e| GpuError::Runtime(e.to_string()))?
-            .map_err(|e| GpuError::Runtime(format!("reading {what} back failed: {e}")))?;
+        self.done.recv().map_err(|e| GpuError::Runtime(e.to_string()))?.map_err(|e| GpuError::Runtime(format!("reading {what} back failed: {e}")))?;
         {
             let view = self.staging.slice(..).get_mapped_range().map_err(|e| GpuError::Runtime(e.to_string()))?;
             read(&view);
@@ -147,8 +145,5 @@ pub(crate) fn two_in_flight<I, F>(
 
 /// Block until the GPU has run `submission`.
 pub(crate) fn wait_for(device: &wgpu::Device, submission: wgpu::SubmissionIndex) -> Result<(), GpuError> {
-    device
-        .poll(wgpu::PollType::Wait { submission_index: Some(submission), timeout: None })
-        .map(|_| ())
-        .map_err(|e| GpuError::Runtime(e.to_string()))
+    device.poll(wgpu::PollType::Wait { submission_index: Some(submission), timeout: None }).map(|_| ()).map_err(|e| GpuError::Runtime(e.to_string()))
 }

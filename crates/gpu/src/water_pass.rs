@@ -8,10 +8,10 @@
 use super::records::SURFACE_PASS_WGSL;
 use super::surface_pass::GpuSurfaceParams;
 use super::{storage_buffer, two_in_flight, GpuContext, GpuError, Readback, TileSpec};
+use bytemuck::{Pod, Zeroable};
 use trnbake_swg::eval::Grid;
 use trnbake_swg::plan::BoundaryRecord;
 use trnbake_swg::water::WaterTables;
-use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
 /// Side in posts of the tiles one dispatch covers.
@@ -123,7 +123,8 @@ impl<'a> GpuWaterPass<'a> {
     pub fn new(ctx: &'a GpuContext, tables: &'a WaterTables) -> Result<GpuWaterPass<'a>, GpuError> {
         let d = &ctx.device;
         let scope = d.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = d.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("water_pass"), source: wgpu::ShaderSource::Wgsl(SURFACE_PASS_WGSL.into()) });
+        let module =
+            d.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("water_pass"), source: wgpu::ShaderSource::Wgsl(SURFACE_PASS_WGSL.into()) });
         let entries: Vec<wgpu::BindGroupLayoutEntry> = binding::ALL
             .iter()
             .map(|&b| wgpu::BindGroupLayoutEntry {
@@ -142,7 +143,8 @@ impl<'a> GpuWaterPass<'a> {
             })
             .collect();
         let layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("water_pass"), entries: &entries });
-        let pipeline_layout = d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some("water_pass"), bind_group_layouts: &[Some(&layout)], immediate_size: 0 });
+        let pipeline_layout =
+            d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some("water_pass"), bind_group_layouts: &[Some(&layout)], immediate_size: 0 });
         let pipeline = d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(WATER_PASS_ENTRY),
             layout: Some(&pipeline_layout),
@@ -204,15 +206,27 @@ impl<'a> GpuWaterPass<'a> {
             local_count: local.len() as u32,
             line_count: lines.len() as u32,
         };
-        let uniform = |label: &str, bytes: &[u8]| d.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytes, usage: wgpu::BufferUsages::UNIFORM });
+        let uniform = |label: &str, bytes: &[u8]| {
+            d.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some(label), contents: bytes, usage: wgpu::BufferUsages::UNIFORM })
+        };
         let params = uniform("water surface params", bytemuck::bytes_of(&params));
         let water_params = uniform("water params", bytemuck::bytes_of(&water_params));
         let boundaries = storage_buffer(d, "water boundaries", &boundaries, Default::default());
         let local = storage_buffer(d, "local water", &local, Default::default());
         let lines = storage_buffer(d, "water lines", &lines, Default::default());
         let bytes = u64::from(tile.cols) * u64::from(tile.rows) * std::mem::size_of::<GpuWaterPost>() as u64;
-        let output = d.create_buffer(&wgpu::BufferDescriptor { label: Some("water posts"), size: bytes, usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC, mapped_at_creation: false });
-        let staging = d.create_buffer(&wgpu::BufferDescriptor { label: Some("water staging"), size: bytes, usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+        let output = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("water posts"),
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let staging = d.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("water staging"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let resources: [&wgpu::Buffer; 8] = [&params, &boundaries, &self.polygon_points, &water_params, &local, &lines, &self.line_points, &output];
         let entries: Vec<wgpu::BindGroupEntry> =
             binding::ALL.iter().zip(resources).map(|(&binding, b)| wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() }).collect();

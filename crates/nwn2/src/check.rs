@@ -110,7 +110,13 @@ fn check_trrn(t: &Trrn, s: &mut Sink) {
     if let (Some(a), Some(b)) = (a, b) {
         // Skywing: both blend maps of equal size and 32-bit pixels.
         if (a.width, a.height) != (b.width, b.height) || a.bits != 32 || b.bits != 32 {
-            s.fail("dds", format!("blend maps {}x{} {}-bit and {}x{} {}-bit: both must be 32-bit and the same size", a.width, a.height, a.bits, b.width, b.height, b.bits));
+            s.fail(
+                "dds",
+                format!(
+                    "blend maps {}x{} {}-bit and {}x{} {}-bit: both must be 32-bit and the same size",
+                    a.width, a.height, a.bits, b.width, b.height, b.bits
+                ),
+            );
         }
     }
     for (i, v) in t.vertices.iter().enumerate() {
@@ -191,7 +197,15 @@ fn check_aswm(a: &Aswm, strict: bool, s: &mut Sink) {
             want.sort_unstable();
             got.sort_unstable();
             if want != got {
-                s.fail(&item, format!("linked slot {k}: edge {} holds triangles {:?}, not this triangle and {}", t.linked_edges[k], e.triangles.map(|x| x as i32), t.linked_triangles[k] as i32));
+                s.fail(
+                    &item,
+                    format!(
+                        "linked slot {k}: edge {} holds triangles {:?}, not this triangle and {}",
+                        t.linked_edges[k],
+                        e.triangles.map(|x| x as i32),
+                        t.linked_triangles[k] as i32
+                    ),
+                );
             }
         }
         if ni == 0 {
@@ -244,7 +258,16 @@ fn check_aswm(a: &Aswm, strict: bool, s: &mut Sink) {
                 es.extend(tri.linked_edges);
             }
             if (t.vertex_count as usize, t.edge_count as usize) != (vs.len(), es.len()) {
-                s.fail(&item, format!("vertex/edge counts {}/{} differ from the unique {}/{} of its triangles (strict)", t.vertex_count, t.edge_count, vs.len(), es.len()));
+                s.fail(
+                    &item,
+                    format!(
+                        "vertex/edge counts {}/{} differ from the unique {}/{} of its triangles (strict)",
+                        t.vertex_count,
+                        t.edge_count,
+                        vs.len(),
+                        es.len()
+                    ),
+                );
             }
             let (tx, ty) = ((k as u64 % u64::from(a.grid_width.max(1))) as f32, (k as u64 / u64::from(a.grid_width.max(1))) as f32);
             let w = a.tile_width;

@@ -113,7 +113,11 @@ pub fn read(bytes: &[u8]) -> Result<Nwn2File, ParseError> {
         let name = format!("packet #{k} {}", String::from_utf8_lossy(&tag));
         let mut h = Reader::new(bytes, 0, name.clone());
         if off as usize > bytes.len() {
-            return Err(ParseError { offset: 12 + 8 * k as u64, context: name, message: format!("offset {off} is past the end of the file ({} bytes)", bytes.len()) });
+            return Err(ParseError {
+                offset: 12 + 8 * k as u64,
+                context: name,
+                message: format!("offset {off} is past the end of the file ({} bytes)", bytes.len()),
+            });
         }
         h.pos = off as usize;
         let own = h.arr::<4>("type")?;
@@ -184,7 +188,12 @@ fn read_watr(r: &mut Reader) -> Result<Watr, ParseError> {
     let specular_coefficient = r.f32("specular_coefficient")?;
     let mut tex = Vec::with_capacity(3);
     for _ in 0..3 {
-        tex.push(WaterTexture { name: r.arr::<32>("texture name")?, direction: r.f32s::<2>("texture direction")?, rate: r.f32("texture rate")?, angle: r.f32("texture angle")? });
+        tex.push(WaterTexture {
+            name: r.arr::<32>("texture name")?,
+            direction: r.f32s::<2>("texture direction")?,
+            rate: r.f32("texture rate")?,
+            angle: r.f32("texture angle")?,
+        });
     }
     let textures: [WaterTexture; 3] = tex.try_into().expect("three");
     let uv_offset = r.f32s::<2>("uv_offset")?;
@@ -196,7 +205,24 @@ fn read_watr(r: &mut Reader) -> Result<Watr, ParseError> {
     let dds = r.blob("dds")?;
     let megatile = [r.u32("megatile x")?, r.u32("megatile y")?];
     r.end("end")?;
-    Ok(Watr { name, unknown, color, ripple, smoothness, reflect_bias, reflect_power, specular_power, specular_coefficient, textures, uv_offset, vertices, triangles, triangle_flags, dds, megatile })
+    Ok(Watr {
+        name,
+        unknown,
+        color,
+        ripple,
+        smoothness,
+        reflect_bias,
+        reflect_power,
+        specular_power,
+        specular_coefficient,
+        textures,
+        uv_offset,
+        vertices,
+        triangles,
+        triangle_flags,
+        dds,
+        megatile,
+    })
 }
 
 fn read_aswm_packet(r: &mut Reader) -> Result<AswmPacket, ParseError> {
@@ -213,7 +239,8 @@ fn read_aswm_packet(r: &mut Reader) -> Result<AswmPacket, ParseError> {
         let stream_off = r.offset();
         let stream = r.bytes(csize as usize, "compressed stream")?;
         r.end("after the compressed stream")?;
-        let data = inflate_exact(stream, usize_ as usize).map_err(|m| ParseError { offset: stream_off, context: format!("{} zlib stream", r.ctx), message: m })?;
+        let data =
+            inflate_exact(stream, usize_ as usize).map_err(|m| ParseError { offset: stream_off, context: format!("{} zlib stream", r.ctx), message: m })?;
         let aswm = read_aswm(&data, &r.ctx)?;
         let sha256: [u8; 32] = Sha256::digest(&data).into();
         Ok(AswmPacket { compressed: true, original: Some(OriginalStream { stream: stream.to_vec(), sha256 }), aswm })
@@ -294,7 +321,22 @@ pub fn read_aswm(data: &[u8], ctx: &str) -> Result<Aswm, ParseError> {
         };
         let nodes = r.bytes(nc as usize * nc as usize, &f("nodes"))?.to_vec();
         let tile_flags = r.u32(&f("tile flags"))?;
-        tiles.push(Tile { name, owns_data: owns, vertex_count, edge_count, triangle_count, size_x, size_y, triangles_offset, path_flags, rle_table_size, local_to_node, node_to_local, nodes, tile_flags });
+        tiles.push(Tile {
+            name,
+            owns_data: owns,
+            vertex_count,
+            edge_count,
+            triangle_count,
+            size_x,
+            size_y,
+            triangles_offset,
+            path_flags,
+            rle_table_size,
+            local_to_node,
+            node_to_local,
+            nodes,
+            tile_flags,
+        });
     }
     let border_size = r.u32("border_size")?;
     let ni = r.u32("island_count")?;
@@ -318,7 +360,23 @@ pub fn read_aswm(data: &[u8], ctx: &str) -> Result<Aswm, ParseError> {
     }
     let island_paths = r.pods(u64::from(ni) * u64::from(ni), "island path table")?;
     r.end("end of walkmesh")?;
-    Ok(Aswm { version, name, owns_data, unknown, vertices, edges, triangles, tiles_flags, tile_width, grid_height, grid_width, tiles, border_size, islands, island_paths })
+    Ok(Aswm {
+        version,
+        name,
+        owns_data,
+        unknown,
+        vertices,
+        edges,
+        triangles,
+        tiles_flags,
+        tile_width,
+        grid_height,
+        grid_width,
+        tiles,
+        border_size,
+        islands,
+        island_paths,
+    })
 }
 
 /// Serialization failed: a count does not fit its field.
@@ -503,10 +561,18 @@ pub fn write_aswm(a: &Aswm) -> Result<Vec<u8>, WriteError> {
         put_u32(&mut o, t.path_flags);
         let nc = u8::try_from(t.node_count()).map_err(|_| WriteError { what: format!("tile {k} node_count"), value: t.node_count() as u64, bits: 8 })?;
         if t.nodes.len() != t.node_count() * t.node_count() {
-            return Err(WriteError { what: format!("tile {k} nodes (node_count² = {})", t.node_count() * t.node_count()), value: t.nodes.len() as u64, bits: 32 });
+            return Err(WriteError {
+                what: format!("tile {k} nodes (node_count² = {})", t.node_count() * t.node_count()),
+                value: t.nodes.len() as u64,
+                bits: 32,
+            });
         }
         if small {
-            let l = u8::try_from(t.local_to_node.len()).map_err(|_| WriteError { what: format!("tile {k} local_to_node_count"), value: t.local_to_node.len() as u64, bits: 8 })?;
+            let l = u8::try_from(t.local_to_node.len()).map_err(|_| WriteError {
+                what: format!("tile {k} local_to_node_count"),
+                value: t.local_to_node.len() as u64,
+                bits: 8,
+            })?;
             o.push(l);
         } else {
             put_u32(&mut o, u32_of(t.local_to_node.len(), "local_to_node_count")?);
@@ -539,7 +605,11 @@ pub fn write_aswm(a: &Aswm) -> Result<Vec<u8>, WriteError> {
         put_pods(&mut o, &i.exits);
     }
     if a.island_paths.len() != a.islands.len() * a.islands.len() {
-        return Err(WriteError { what: format!("island path table (island_count² = {})", a.islands.len() * a.islands.len()), value: a.island_paths.len() as u64, bits: 32 });
+        return Err(WriteError {
+            what: format!("island path table (island_count² = {})", a.islands.len() * a.islands.len()),
+            value: a.island_paths.len() as u64,
+            bits: 32,
+        });
     }
     put_pods(&mut o, &a.island_paths);
     Ok(o)

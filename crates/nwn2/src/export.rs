@@ -116,7 +116,13 @@ pub fn sample_source(src: &dyn HeightSource, region: [f64; 4], cols: u32, rows: 
     let to_r = |z: f64| (z - g.z0) / g.spacing;
     let (c_lo, c_hi) = (to_c(x0.min(x1)).floor().max(0.0), to_c(x0.max(x1)).ceil().min(f64::from(g.cols - 1)));
     let (r_lo, r_hi) = (to_r(z0.min(z1)).floor().max(0.0), to_r(z0.max(z1)).ceil().min(f64::from(g.rows - 1)));
-    if c_hi < c_lo || r_hi < r_lo || to_c(x0.min(x1)) < -1e-6 || to_r(z0.min(z1)) < -1e-6 || to_c(x0.max(x1)) > f64::from(g.cols - 1) + 1e-6 || to_r(z0.max(z1)) > f64::from(g.rows - 1) + 1e-6 {
+    if c_hi < c_lo
+        || r_hi < r_lo
+        || to_c(x0.min(x1)) < -1e-6
+        || to_r(z0.min(z1)) < -1e-6
+        || to_c(x0.max(x1)) > f64::from(g.cols - 1) + 1e-6
+        || to_r(z0.max(z1)) > f64::from(g.rows - 1) + 1e-6
+    {
         return Err(ExportError::Io(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("region {x0},{z0},{x1},{z1} is not inside the heightmap's extent {},{},{},{}", g.x0, g.z0, g.east_x(), g.north_z()),
@@ -408,7 +414,8 @@ const WATER_COLOR: [f32; 3] = [193.0 / 255.0, 219.0 / 255.0, 247.0 / 255.0];
 const WATER_RIPPLE: [f32; 2] = [0.1, 0.038];
 const WATER_SMOOTHNESS: f32 = 0.471;
 const WATER_REFLECT_BIAS: f32 = 0.3365;
-const WATER_TEXTURES: [([f32; 2], f32); 3] = [([std::f32::consts::FRAC_1_SQRT_2, std::f32::consts::FRAC_1_SQRT_2], 0.096), ([-1.0, 0.0], 0.048), ([0.206_564_72, -0.978_432_95], 0.096)];
+const WATER_TEXTURES: [([f32; 2], f32); 3] =
+    [([std::f32::consts::FRAC_1_SQRT_2, std::f32::consts::FRAC_1_SQRT_2], 0.096), ([-1.0, 0.0], 0.048), ([0.206_564_72, -0.978_432_95], 0.096)];
 
 /// The four textures of the toolset sample (grass, dirt, rock, mud).
 pub const DEFAULT_PALETTE: [&str; 4] = ["TT_GG_Grass_19", "TT_GD_Dirt_01", "TT_GR_Cliff_02", "TT_GM_Mud_02"];
@@ -459,7 +466,7 @@ pub fn texture_color(name: &str) -> [f32; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trnbake_raster::{MemSource, Grid};
+    use trnbake_raster::{Grid, MemSource};
 
     #[test]
     fn default_textures_follow_the_family_name() {

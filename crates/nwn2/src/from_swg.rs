@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use trnbake_swg::eval::{Grid, HeightEvaluator};
+use trnbake_swg::model::{LoadError, Terrain};
 use trnbake_swg::plan::{HeightOptions, PlanError};
 use trnbake_swg::surface::grid::{grid_normals, surface_results, PassSelection};
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
-use trnbake_swg::model::{LoadError, Terrain};
 use trnbake_swg::water::WaterTables;
 
 use super::export::Blend;
@@ -63,7 +63,8 @@ impl SwgSource {
     /// shader families (by summed weight) become the channels, in that order, renormalised
     /// to 255 per cell (channel 0 where no family applies). Returns the families (id, name).
     pub fn splat(&self, x0: f64, z0: f64, w: u32, h: u32, res: u32, max_textures: usize) -> Result<(Vec<(i32, String)>, Blend), SwgError> {
-        let se = SurfaceEvaluator::new(&self.terrain, &self.opts, SurfaceOptions::default()).map_err(|error| SwgError::Plan { path: self.path.clone(), error: Box::new(error) })?;
+        let se = SurfaceEvaluator::new(&self.terrain, &self.opts, SurfaceOptions::default())
+            .map_err(|error| SwgError::Plan { path: self.path.clone(), error: Box::new(error) })?;
         let cell = 40.0 / f64::from(res);
         let grid = Grid { x0: x0 + cell / 2.0, z0: z0 + cell / 2.0, spacing: cell, cols: res * w, rows: res * h };
         let mut heights = vec![0f32; grid.cols as usize * grid.rows as usize];

@@ -94,7 +94,13 @@ impl Info {
         match self.megatiles {
             Some([w, h]) => {
                 // u64: a file may declare any u32 size (fuzz finding: 2^32 − 1 megatiles).
-                let _ = writeln!(s, "size              {w} x {h} megatiles ({} x {} m), area id {}", u64::from(w) * 40, u64::from(h) * 40, self.area_id.unwrap_or(0));
+                let _ = writeln!(
+                    s,
+                    "size              {w} x {h} megatiles ({} x {} m), area id {}",
+                    u64::from(w) * 40,
+                    u64::from(h) * 40,
+                    self.area_id.unwrap_or(0)
+                );
             }
             None => {
                 let _ = writeln!(s, "size              no TRWH packet");
@@ -102,7 +108,11 @@ impl Info {
         }
         let list: Vec<String> = self.packets.iter().map(|(t, n)| format!("{t} x{n}")).collect();
         let _ = writeln!(s, "packets           {}", list.join(", "));
-        let _ = writeln!(s, "terrain           {} vertices, {} triangles; water in {} megatiles", self.terrain_vertices, self.terrain_triangles, self.water_megatiles);
+        let _ = writeln!(
+            s,
+            "terrain           {} vertices, {} triangles; water in {} megatiles",
+            self.terrain_vertices, self.terrain_triangles, self.water_megatiles
+        );
         let tex: Vec<String> = self.textures.iter().map(|(t, n)| format!("{t} ({n})")).collect();
         let _ = writeln!(s, "textures          {}", if tex.is_empty() { "none".into() } else { tex.join(", ") });
         if let Some(w) = &self.walkmesh {
@@ -116,7 +126,11 @@ impl Info {
                 w.triangles,
                 100.0 * w.walkable_share
             );
-            let _ = writeln!(s, "pathing           {} x {} tiles (border {}), {} path nodes, {} islands", w.tiles[0], w.tiles[1], w.border_tiles, w.path_nodes, w.islands);
+            let _ = writeln!(
+                s,
+                "pathing           {} x {} tiles (border {}), {} path nodes, {} islands",
+                w.tiles[0], w.tiles[1], w.border_tiles, w.path_nodes, w.islands
+            );
         } else {
             let _ = writeln!(s, "walkmesh          none");
         }

@@ -79,7 +79,10 @@ impl TerrainMaterials {
         let name_col = find(&["Terrain", "TerrainName", "Texture", "Name", "Label"]);
         let material_col = find(&["Material"]);
         let (Some(name_col), Some(material_col)) = (name_col, material_col) else {
-            return Err(err(header_line, format!("needs a texture name column (Terrain, TerrainName, Texture, Name or Label) and a Material column; it has {}", columns.join(", "))));
+            return Err(err(
+                header_line,
+                format!("needs a texture name column (Terrain, TerrainName, Texture, Name or Label) and a Material column; it has {}", columns.join(", ")),
+            ));
         };
         let rgb_cols = [find(&["R", "Red"]), find(&["G", "Green"]), find(&["B", "Blue"])];
         let mut by_name = HashMap::new();

@@ -376,7 +376,15 @@ fn islands(tris: &[Triangle], comps: &[Vec<u32>], offsets: &[u32], counts: &[u32
                 sy += f64::from(tris[t as usize].centroid[1]);
             }
             let n = c.len().max(1) as f64;
-            Island { index: i as u32, tile: 0, center: [(sx / n) as f32, (sy / n) as f32, 0.0], triangle_count: c.len() as u32, adjacent: vec![], distances: vec![], exits: vec![] }
+            Island {
+                index: i as u32,
+                tile: 0,
+                center: [(sx / n) as f32, (sy / n) as f32, 0.0],
+                triangle_count: c.len() as u32,
+                adjacent: vec![],
+                distances: vec![],
+                exits: vec![],
+            }
         })
         .collect();
     for (i, c) in comps.iter().enumerate() {

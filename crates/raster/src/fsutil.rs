@@ -76,19 +76,12 @@ pub fn write_renamed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Stream into `path` atomically: `fill` writes the content; on any error the temp file is removed.
-pub fn write_atomic_with(
-    path: &Path,
-    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+pub fn write_atomic_with(path: &Path, fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>) -> std::io::Result<()> {
     write_via_temp(path, true, fill)
 }
 
 /// Temp file beside `path`, `fill`, optionally fsync, rename; the temp file is removed on error.
-fn write_via_temp(
-    path: &Path,
-    sync: bool,
-    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+fn write_via_temp(path: &Path, sync: bool, fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>) -> std::io::Result<()> {
     let mut f = AtomicFile::create(path)?;
     fill(f.writer())?;
     f.commit(sync)

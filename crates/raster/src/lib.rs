@@ -57,10 +57,10 @@ pub mod writers;
 
 pub use error::{Error, Result};
 pub use limits::Limits;
+pub use source::{HeightSource, MemSource};
 pub use trnbake_swg::grid::Grid;
 pub use writers::geotiff::{write_geotiff_f32, write_geotiff_u16, GeoTiffOptions, GeoTiffStreamWriter};
 pub use writers::png16::write_png16;
-pub use source::{HeightSource, MemSource};
 
 /// Row order of a file: which edge of the map its first row is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -185,14 +185,10 @@ pub fn encode_u16(h: f32, scale: f64, offset: f64, max_raw: u16, nan_raw: u16) -
 
 pub(crate) fn check_scale_offset(scale: f64, offset: f64) -> io::Result<()> {
     if !(scale.is_finite() && scale > 0.0) {
-        return Err(invalid(format!(
-            "height scale must be finite and > 0, got {scale}"
-        )));
+        return Err(invalid(format!("height scale must be finite and > 0, got {scale}")));
     }
     if !offset.is_finite() {
-        return Err(invalid(format!(
-            "height offset must be finite, got {offset}"
-        )));
+        return Err(invalid(format!("height offset must be finite, got {offset}")));
     }
     Ok(())
 }
@@ -202,9 +198,7 @@ pub(crate) fn invalid(msg: impl Into<String>) -> io::Error {
 }
 
 pub(crate) fn file_name_of(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 pub fn hex(digest: &[u8]) -> String {
@@ -242,11 +236,7 @@ pub(crate) struct HashingWriter<W: Write> {
 
 impl<W: Write> HashingWriter<W> {
     pub fn new(inner: W) -> Self {
-        Self {
-            inner,
-            hasher: Sha256::new(),
-            bytes: 0,
-        }
+        Self { inner, hasher: Sha256::new(), bytes: 0 }
     }
 }
 
@@ -278,10 +268,7 @@ pub fn finite_min_max(heights: &[f32]) -> Option<(f32, f32)> {
             }
             (lo, hi)
         })
-        .reduce(
-            || (f32::INFINITY, f32::NEG_INFINITY),
-            |a, b| (a.0.min(b.0), a.1.max(b.1)),
-        );
+        .reduce(|| (f32::INFINITY, f32::NEG_INFINITY), |a, b| (a.0.min(b.0), a.1.max(b.1)));
     (lo <= hi).then_some((lo, hi))
 }
 
@@ -297,10 +284,7 @@ mod tests {
         assert_eq!(encode_u16(873.25, s, o, U16_MAX_DATA, U16_NODATA), 65534);
         assert_eq!(encode_u16(1e9, s, o, U16_MAX_DATA, U16_NODATA), 65534);
         assert_eq!(encode_u16(-1e9, s, o, U16_MAX_DATA, U16_NODATA), 0);
-        assert_eq!(
-            encode_u16(f32::NAN, s, o, U16_MAX_DATA, U16_NODATA),
-            U16_NODATA
-        );
+        assert_eq!(encode_u16(f32::NAN, s, o, U16_MAX_DATA, U16_NODATA), U16_NODATA);
         // Round trip within half a step.
         for i in 0..1000 {
             let h = -120.5 + (873.25 + 120.5) * i as f32 / 999.0;
@@ -317,22 +301,13 @@ mod tests {
         assert_eq!(o, -10.0);
         assert!((s - 20.0 / 65534.0).abs() < 1e-15);
         assert_eq!(u16_scale_offset(f32::NAN, 3.0), (1.0, 3.0));
-        assert_eq!(
-            u16_scale_offset(f32::NEG_INFINITY, f32::INFINITY),
-            (1.0, 0.0)
-        );
+        assert_eq!(u16_scale_offset(f32::NEG_INFINITY, f32::INFINITY), (1.0, 0.0));
         assert_eq!(encode_u16(5.0, 1.0, 5.0, U16_MAX_DATA, U16_NODATA), 0);
     }
 
     #[test]
     fn grid_checks() {
-        let g = Grid {
-            cols: 3,
-            rows: 2,
-            x0: -1.0,
-            z0: -1.0,
-            spacing: 1.0,
-        };
+        let g = Grid { cols: 3, rows: 2, x0: -1.0, z0: -1.0, spacing: 1.0 };
         assert!(g.check(&[0.0; 6]).is_ok());
         assert!(g.check(&[0.0; 5]).is_err());
         assert_eq!(g.north_z(), 0.0);
@@ -345,11 +320,7 @@ mod tests {
 
     #[test]
     fn min_max_ignores_nan() {
-        assert_eq!(
-            finite_min_max(&[f32::NAN, 2.0, -3.0, f32::INFINITY]),
-            Some((-3.0, 2.0))
-        );
+        assert_eq!(finite_min_max(&[f32::NAN, 2.0, -3.0, f32::INFINITY]), Some((-3.0, 2.0)));
         assert_eq!(finite_min_max(&[f32::NAN]), None);
     }
 }
-

@@ -49,12 +49,7 @@ pub trait HeightSource: Sync {
 pub fn check_block(g: &Grid, c0: u32, r0: u32, cols: u32, rows: u32, out: &[f32]) -> io::Result<()> {
     let inside = u64::from(c0) + u64::from(cols) <= u64::from(g.cols) && u64::from(r0) + u64::from(rows) <= u64::from(g.rows);
     if !inside || out.len() as u64 != u64::from(cols) * u64::from(rows) {
-        return Err(invalid(format!(
-            "block {cols}x{rows} at ({c0}, {r0}) with {} values does not fit the {}x{} grid",
-            out.len(),
-            g.cols,
-            g.rows
-        )));
+        return Err(invalid(format!("block {cols}x{rows} at ({c0}, {r0}) with {} values does not fit the {}x{} grid", out.len(), g.cols, g.rows)));
     }
     Ok(())
 }
@@ -140,13 +135,7 @@ impl RawFileSource {
         // which an empty file would match.
         let want = u64::from(grid.cols).checked_mul(u64::from(grid.rows)).and_then(|n| n.checked_mul(sample.bytes() as u64));
         let Some(want) = want else {
-            return Err(invalid(format!(
-                "{}: {}x{} {}-bit samples is more than any file can hold",
-                path.display(),
-                grid.cols,
-                grid.rows,
-                sample.bytes() * 8
-            )));
+            return Err(invalid(format!("{}: {}x{} {}-bit samples is more than any file can hold", path.display(), grid.cols, grid.rows, sample.bytes() * 8)));
         };
         if len != want {
             return Err(io::Error::new(
@@ -177,8 +166,7 @@ impl HeightSource for RawFileSource {
             let r = r0 as u64 + k as u64;
             let stored = if self.north_first { u64::from(self.grid.rows) - 1 - r } else { r };
             let pos = (stored * u64::from(self.grid.cols) + u64::from(c0)) * b as u64;
-            read_exact_at(&self.file, &mut buf, pos)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
+            read_exact_at(&self.file, &mut buf, pos).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
             match self.sample {
                 RawSample::F32 => {
                     for (h, c) in dst.iter_mut().zip(buf.chunks_exact(4)) {
@@ -234,13 +222,7 @@ impl<'a> Window<'a> {
         if cols == 0 || rows == 0 || u64::from(c0) + u64::from(cols) > u64::from(g.cols) || u64::from(r0) + u64::from(rows) > u64::from(g.rows) {
             return Err(invalid(format!("window {cols}x{rows} at ({c0}, {r0}) is outside the {}x{} grid", g.cols, g.rows)));
         }
-        let grid = Grid {
-            cols,
-            rows,
-            x0: g.x0 + f64::from(c0) * g.spacing,
-            z0: g.z0 + f64::from(r0) * g.spacing,
-            spacing: g.spacing,
-        };
+        let grid = Grid { cols, rows, x0: g.x0 + f64::from(c0) * g.spacing, z0: g.z0 + f64::from(r0) * g.spacing, spacing: g.spacing };
         Ok(Self { inner, c0, r0, grid })
     }
 }
@@ -288,10 +270,7 @@ impl<'a> Resampled<'a> {
         let step_x = f64::from(g.cols - 1) / f64::from(cols - 1);
         let step_z = f64::from(g.rows - 1) / f64::from(rows - 1);
         if (step_x - step_z).abs() > 1e-9 * step_x {
-            return Err(invalid(format!(
-                "resampling {}x{} to {cols}x{rows} would make the post spacing differ between x and z",
-                g.cols, g.rows
-            )));
+            return Err(invalid(format!("resampling {}x{} to {cols}x{rows} would make the post spacing differ between x and z", g.cols, g.rows)));
         }
         let grid = Grid { cols, rows, x0: g.x0, z0: g.z0, spacing: g.spacing * step_x };
         Ok(Self { inner, grid, step_x, step_z })

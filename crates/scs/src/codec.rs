@@ -60,13 +60,7 @@ impl<'a> Reader<'a> {
 
     fn take(&mut self, n: usize, field: &str) -> Result<&'a [u8], CodecError> {
         if self.remaining() < n {
-            return Err(CodecError::Truncated {
-                file: self.file.to_string(),
-                field: field.to_string(),
-                offset: self.pos,
-                need: n,
-                have: self.remaining(),
-            });
+            return Err(CodecError::Truncated { file: self.file.to_string(), field: field.to_string(), offset: self.pos, need: n, have: self.remaining() });
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
@@ -110,14 +104,7 @@ impl<'a> Reader<'a> {
     pub fn count(&mut self, count: u64, min_elem: usize, field: &str, at: usize) -> Result<usize, CodecError> {
         let need = count.saturating_mul(min_elem as u64);
         if need > self.remaining() as u64 {
-            return Err(CodecError::Count {
-                file: self.file.to_string(),
-                field: field.to_string(),
-                offset: at,
-                count,
-                need,
-                have: self.remaining(),
-            });
+            return Err(CodecError::Count { file: self.file.to_string(), field: field.to_string(), offset: at, count, need, have: self.remaining() });
         }
         Ok(count as usize)
     }
@@ -436,7 +423,11 @@ fn read_spheres(r: &mut Reader, field: &str) -> Result<Vec<VegetationSphere>, Co
     let n = r.count(n.into(), 20, field, at)?;
     let mut v = Vec::with_capacity(n);
     for _ in 0..n {
-        v.push(VegetationSphere { position: r.float3("vegetation_sphere.position")?, radius: r.f32("vegetation_sphere.radius")?, kind: r.u32("vegetation_sphere.type")? });
+        v.push(VegetationSphere {
+            position: r.float3("vegetation_sphere.position")?,
+            radius: r.f32("vegetation_sphere.radius")?,
+            kind: r.u32("vegetation_sphere.type")?,
+        });
     }
     Ok(v)
 }
@@ -484,7 +475,16 @@ impl TerrainSide {
                 end: r.u16("side.vegetation.end")?,
             };
         }
-        Ok(TerrainSide { size, profile, coefficient, prev_profile, prev_coefficient, vegetation, no_detail_from: r.u16("side.no_detail_from")?, no_detail_to: r.u16("side.no_detail_to")? })
+        Ok(TerrainSide {
+            size,
+            profile,
+            coefficient,
+            prev_profile,
+            prev_coefficient,
+            vegetation,
+            no_detail_from: r.u16("side.no_detail_from")?,
+            no_detail_to: r.u16("side.no_detail_to")?,
+        })
     }
     fn write(&self, w: &mut Writer) {
         w.u16(self.size);
@@ -575,7 +575,24 @@ impl TerrainItem {
             *e = r.token("terrain.edge")?;
         }
         let uv_rotation = if (875..=883).contains(&version) { Some([r.f32("terrain.uv_rotation")?, r.f32("terrain.uv_rotation")?]) } else { None };
-        Ok(TerrainItem { kdop, node0, node1, node0_offset, node1_offset, length, previous_length, rnd_seed, railings, right, left, spheres, quad_right, quad_left, edges, uv_rotation })
+        Ok(TerrainItem {
+            kdop,
+            node0,
+            node1,
+            node0_offset,
+            node1_offset,
+            length,
+            previous_length,
+            rnd_seed,
+            railings,
+            right,
+            left,
+            spheres,
+            quad_right,
+            quad_left,
+            edges,
+            uv_rotation,
+        })
     }
 
     fn write(&self, w: &mut Writer, version: u32) {
@@ -657,7 +674,11 @@ impl BezierPatchItem {
         let rnd_seed = r.u32("bezier.rnd_seed")?;
         let mut vegetation = [PatchVegetation::default(); 3];
         for v in &mut vegetation {
-            *v = PatchVegetation { vegetation: r.token("bezier.vegetation")?, density: r.u16("bezier.vegetation.density")?, scale_type: r.u8("bezier.vegetation.scale")? };
+            *v = PatchVegetation {
+                vegetation: r.token("bezier.vegetation")?,
+                density: r.u16("bezier.vegetation.density")?,
+                scale_type: r.u8("bezier.vegetation.scale")?,
+            };
         }
         let spheres = read_spheres(r, "bezier.veg_sphere_count")?;
         let quad = QuadInfo::read(r, version)?;

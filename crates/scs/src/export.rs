@@ -248,7 +248,14 @@ pub fn export_map(heights: &[f32], grid: Grid, citation: Option<String>, input: 
             } else {
                 "its worst post lies on an edge shared with its neighbours: a split keeps the edge, and smaller base patches did no better".to_string()
             };
-            over_max_error.push(MissReport { uid: format!("0x{:016x}", UID_BASE | (2 * i as u64 + 1)), centre: [x_w + size / 2.0, z_n + size / 2.0], size, max: l.max, worst_post: worst, reason });
+            over_max_error.push(MissReport {
+                uid: format!("0x{:016x}", UID_BASE | (2 * i as u64 + 1)),
+                centre: [x_w + size / 2.0, z_n + size / 2.0],
+                size,
+                max: l.max,
+                worst_post: worst,
+                reason,
+            });
         }
     }
     debug_assert!(map.sectors.values().all(|s| s.aux.as_ref().is_some_and(|a| a.items.iter().all(|i| i.type_code() == ITEM_BEZIER_PATCH))));

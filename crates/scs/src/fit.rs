@@ -125,12 +125,7 @@ pub fn hermite(t: f64) -> [f64; 4] {
 }
 
 /// Hermite [f0, d0, f1, d1] → Bezier [b0, b1, b2, b3].
-const HERMITE_TO_BEZIER: [[f64; 4]; 4] = [
-    [1.0, 0.0, 0.0, 0.0],
-    [1.0, 1.0 / 3.0, 0.0, 0.0],
-    [0.0, 0.0, 1.0, -1.0 / 3.0],
-    [0.0, 0.0, 1.0, 0.0],
-];
+const HERMITE_TO_BEZIER: [[f64; 4]; 4] = [[1.0, 0.0, 0.0, 0.0], [1.0, 1.0 / 3.0, 0.0, 0.0], [0.0, 0.0, 1.0, -1.0 / 3.0], [0.0, 0.0, 1.0, 0.0]];
 
 /// Bezier heights `[iz][ix]` from a 4×4 Hermite block `g[z dof][x dof]`: B = M G Mᵀ.
 pub fn bezier_from_hermite(g: &[[f64; 4]; 4]) -> [[f64; 4]; 4] {
@@ -504,7 +499,12 @@ fn fit_at(grid: FitGrid, k: usize, opts: &FitOptions) -> Result<Mosaic, FitError
     if nx == 0 || nz == 0 {
         return Err(FitError::RegionTooSmall { cols: grid.cols, rows: grid.rows, n: k });
     }
-    let bad: Vec<usize> = (0..=nz * k).flat_map(|r| (0..=nx * k).map(move |c| (r, c))).filter(|&(r, c)| !grid.at(c, r).is_finite()).map(|(r, c)| r * grid.cols + c).take(1).collect();
+    let bad: Vec<usize> = (0..=nz * k)
+        .flat_map(|r| (0..=nx * k).map(move |c| (r, c)))
+        .filter(|&(r, c)| !grid.at(c, r).is_finite())
+        .map(|(r, c)| r * grid.cols + c)
+        .take(1)
+        .collect();
     if let Some(&first) = bad.first() {
         let count = (0..=nz * k).map(|r| (0..=nx * k).filter(|&c| !grid.at(c, r).is_finite()).count()).sum();
         return Err(FitError::NonFinite { count, col: first % grid.cols, row: first / grid.cols });

@@ -55,10 +55,18 @@ fn read_problem(path: &Path, e: MapError) -> Problem {
     use super::codec::CodecError as C;
     let file = path.display().to_string();
     match e {
-        MapError::Codec(C::Truncated { field, offset, need, have, .. }) => Problem { file, item: None, field, offset, message: format!("need {need} bytes, only {have} left") },
-        MapError::Codec(C::Count { field, offset, count, need, have, .. }) => Problem { file, item: None, field, offset, message: format!("count {count} needs {need} bytes, only {have} left") },
-        MapError::Codec(C::UnknownItem { item_type, offset, .. }) => Problem { file, item: None, field: "item_type".into(), offset, message: format!("item type 0x{item_type:02x} is not modelled") },
-        MapError::Codec(C::Trailing { offset, extra, .. }) => Problem { file, item: None, field: "end of file".into(), offset, message: format!("{extra} bytes not consumed") },
+        MapError::Codec(C::Truncated { field, offset, need, have, .. }) => {
+            Problem { file, item: None, field, offset, message: format!("need {need} bytes, only {have} left") }
+        }
+        MapError::Codec(C::Count { field, offset, count, need, have, .. }) => {
+            Problem { file, item: None, field, offset, message: format!("count {count} needs {need} bytes, only {have} left") }
+        }
+        MapError::Codec(C::UnknownItem { item_type, offset, .. }) => {
+            Problem { file, item: None, field: "item_type".into(), offset, message: format!("item type 0x{item_type:02x} is not modelled") }
+        }
+        MapError::Codec(C::Trailing { offset, extra, .. }) => {
+            Problem { file, item: None, field: "end of file".into(), offset, message: format!("{extra} bytes not consumed") }
+        }
         MapError::Codec(C::Invalid { field, offset, message, .. }) => Problem { file, item: None, field, offset, message },
         other => Problem { file, item: None, field: "file".into(), offset: 0, message: other.to_string() },
     }
@@ -83,12 +91,24 @@ pub fn load(path: &Path) -> Result<Loaded, MapError> {
                 }
             }
             if paths.is_empty() {
-                problems.push(Problem { file: dir.display().to_string(), item: None, field: "sectors".into(), offset: 0, message: "the map's sector folder holds no sector files (sec±XXXX±ZZZZ.*)".into() });
+                problems.push(Problem {
+                    file: dir.display().to_string(),
+                    item: None,
+                    field: "sectors".into(),
+                    offset: 0,
+                    message: "the map's sector folder holds no sector files (sec±XXXX±ZZZZ.*)".into(),
+                });
             }
         } else {
             // A map is its `.mbd` and the folder of the same name beside it (scs §B.2): without
             // the folder there is nothing to check, which must not read as "every check passed".
-            problems.push(Problem { file: dir.display().to_string(), item: None, field: "sectors".into(), offset: 0, message: "the sector folder the .mbd implies is missing".into() });
+            problems.push(Problem {
+                file: dir.display().to_string(),
+                item: None,
+                field: "sectors".into(),
+                offset: 0,
+                message: "the sector folder the .mbd implies is missing".into(),
+            });
         }
     } else {
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
@@ -107,7 +127,10 @@ pub fn load(path: &Path) -> Result<Loaded, MapError> {
         }
     }
     if paths.len() > super::map::MAX_SECTOR_FILES {
-        return Err(MapError::Layout { path: path.to_path_buf(), message: format!("{} sector files; at most {} are read", paths.len(), super::map::MAX_SECTOR_FILES) });
+        return Err(MapError::Layout {
+            path: path.to_path_buf(),
+            message: format!("{} sector files; at most {} are read", paths.len(), super::map::MAX_SECTOR_FILES),
+        });
     }
     paths.sort();
     let mut files = Vec::new();
@@ -237,13 +260,25 @@ pub fn check(loaded: &Loaded) -> Vec<Problem> {
         let file = f.path.display().to_string();
         let version = f.file.header.version;
         if !f.file.header.game_id.is_valid() {
-            p.push(Problem { file: file.clone(), item: None, field: "header.game_id".into(), offset: 4, message: format!("invalid token 0x{:016x}", f.file.header.game_id.0) });
+            p.push(Problem {
+                file: file.clone(),
+                item: None,
+                field: "header.game_id".into(),
+                offset: 4,
+                message: format!("invalid token 0x{:016x}", f.file.header.game_id.0),
+            });
         }
         for (it, &at) in f.file.items.iter().zip(&f.layout.items) {
             let name = item_name(it);
             for (field, t) in tokens_of(it) {
                 if !t.is_valid() {
-                    p.push(Problem { file: file.clone(), item: Some(name.clone()), field: field.into(), offset: at, message: format!("invalid token 0x{:016x}", t.0) });
+                    p.push(Problem {
+                        file: file.clone(),
+                        item: Some(name.clone()),
+                        field: field.into(),
+                        offset: at,
+                        message: format!("invalid token 0x{:016x}", t.0),
+                    });
                 }
             }
             for (k, uid) in it.node_refs().into_iter().enumerate() {
@@ -253,7 +288,13 @@ pub fn check(loaded: &Loaded) -> Vec<Problem> {
                         Item::BezierPatch(_) => ("bezier.node_uid", at + 57 + 192 + 4),
                         Item::Model(m) => ("model.node_uid", at + 57 + 28 + 8 * m.additional_parts.len()),
                     };
-                    p.push(Problem { file: file.clone(), item: Some(name.clone()), field: field.into(), offset: off, message: format!("node 0x{uid:016x} is not in the map") });
+                    p.push(Problem {
+                        file: file.clone(),
+                        item: Some(name.clone()),
+                        field: field.into(),
+                        offset: off,
+                        message: format!("node 0x{uid:016x} is not in the map"),
+                    });
                 }
             }
             match it {
@@ -266,11 +307,27 @@ pub fn check(loaded: &Loaded) -> Vec<Problem> {
                         let rows = terrain_rows(f64::from(side.size) / 10.0);
                         let size_x_at = at + qat + q.quad_count_offset(version) - 4;
                         if u32::from(q.size_x) != rows {
-                            p.push(Problem { file: file.clone(), item: Some(name.clone()), field: format!("{which}.size_x"), offset: size_x_at, message: format!("{} rows, but a side of {} m has {rows} by the width sequence 1,1,1,2,6,6,10,…", q.size_x, f64::from(side.size) / 10.0) });
+                            p.push(Problem {
+                                file: file.clone(),
+                                item: Some(name.clone()),
+                                field: format!("{which}.size_x"),
+                                offset: size_x_at,
+                                message: format!(
+                                    "{} rows, but a side of {} m has {rows} by the width sequence 1,1,1,2,6,6,10,…",
+                                    q.size_x,
+                                    f64::from(side.size) / 10.0
+                                ),
+                            });
                         }
                         let cols = terrain_cols(t);
                         if u64::from(q.size_y) != cols {
-                            p.push(Problem { file: file.clone(), item: Some(name.clone()), field: format!("{which}.size_y"), offset: size_x_at + 2, message: format!("{} columns, but ceil(length {} / step {}) = {cols}", q.size_y, t.length, t.step()) });
+                            p.push(Problem {
+                                file: file.clone(),
+                                item: Some(name.clone()),
+                                field: format!("{which}.size_y"),
+                                offset: size_x_at + 2,
+                                message: format!("{} columns, but ceil(length {} / step {}) = {cols}", q.size_y, t.length, t.step()),
+                            });
                         }
                     }
                 }
@@ -279,10 +336,30 @@ pub fn check(loaded: &Loaded) -> Vec<Problem> {
                     check_quad(&mut p, &file, &name, &b.quad, qat, version, "quad");
                     let size_x_at = qat + b.quad.quad_count_offset(version) - 4;
                     if b.x_tess > 250 || b.z_tess > 250 {
-                        p.push(Problem { file: file.clone(), item: Some(name.clone()), field: "bezier.x_tess".into(), offset: at + 57 + 192, message: format!("tessellation {}×{} is over 250", b.x_tess, b.z_tess) });
+                        p.push(Problem {
+                            file: file.clone(),
+                            item: Some(name.clone()),
+                            field: "bezier.x_tess".into(),
+                            offset: at + 57 + 192,
+                            message: format!("tessellation {}×{} is over 250", b.x_tess, b.z_tess),
+                        });
                     }
                     if u32::from(b.quad.size_x) != u32::from(b.x_tess) + 1 || u32::from(b.quad.size_y) != u32::from(b.z_tess) + 1 {
-                        p.push(Problem { file: file.clone(), item: Some(name.clone()), field: "quad.size_x".into(), offset: size_x_at, message: format!("quad grid {}×{}, but tessellation {}×{} needs {}×{}", b.quad.size_x, b.quad.size_y, b.x_tess, b.z_tess, u32::from(b.x_tess) + 1, u32::from(b.z_tess) + 1) });
+                        p.push(Problem {
+                            file: file.clone(),
+                            item: Some(name.clone()),
+                            field: "quad.size_x".into(),
+                            offset: size_x_at,
+                            message: format!(
+                                "quad grid {}×{}, but tessellation {}×{} needs {}×{}",
+                                b.quad.size_x,
+                                b.quad.size_y,
+                                b.x_tess,
+                                b.z_tess,
+                                u32::from(b.x_tess) + 1,
+                                u32::from(b.z_tess) + 1
+                            ),
+                        });
                     }
                 }
                 Item::Model(_) => {}
@@ -292,7 +369,13 @@ pub fn check(loaded: &Loaded) -> Vec<Problem> {
             let nat = f.layout.nodes + 4 + 56 * k;
             for (field, uid, off) in [("node.backward_item", n.backward_item, 36), ("node.forward_item", n.forward_item, 44)] {
                 if uid != 0 && !items.contains(&uid) {
-                    p.push(Problem { file: file.clone(), item: Some(format!("node 0x{:016x}", n.uid)), field: field.into(), offset: nat + off, message: format!("item 0x{uid:016x} is not in the map") });
+                    p.push(Problem {
+                        file: file.clone(),
+                        item: Some(format!("node 0x{:016x}", n.uid)),
+                        field: field.into(),
+                        offset: nat + off,
+                        message: format!("item 0x{uid:016x} is not in the map"),
+                    });
                 }
             }
         }

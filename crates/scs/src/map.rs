@@ -94,7 +94,12 @@ pub fn read_sector_file(path: &Path) -> Result<AnyFile, MapError> {
         "base" | "aux" | "snd" => AnyFile::Framed(SectorFile::read(&bytes, &name)?),
         "data" | "layer" => AnyFile::Raw(RawSectorFile::read(&bytes, &name)?),
         "desc" => AnyFile::Desc(Desc::read(&bytes, &name)?),
-        _ => return Err(MapError::Layout { path: path.to_path_buf(), message: format!("`.{ext}` is not a sector file extension (base, aux, snd, data, layer, desc)") }),
+        _ => {
+            return Err(MapError::Layout {
+                path: path.to_path_buf(),
+                message: format!("`.{ext}` is not a sector file extension (base, aux, snd, data, layer, desc)"),
+            })
+        }
     })
 }
 
@@ -117,7 +122,8 @@ impl Map {
         let dir = Self::folder_of(mbd_path);
         let mut sectors: BTreeMap<(i32, i32), Sector> = BTreeMap::new();
         if dir.is_dir() {
-            let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir).map_err(io(&dir))?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>().map_err(io(&dir))?;
+            let mut entries: Vec<PathBuf> =
+                std::fs::read_dir(&dir).map_err(io(&dir))?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>().map_err(io(&dir))?;
             if entries.len() > MAX_SECTOR_FILES {
                 return Err(MapError::Layout { path: dir, message: format!("{} files; at most {MAX_SECTOR_FILES} are read", entries.len()) });
             }

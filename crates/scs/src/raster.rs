@@ -274,10 +274,13 @@ pub fn rasterize(mbd: &Path, spacing: Option<f64>) -> Result<Raster, MapError> {
         return Err(bad(format!("unusable raster grid {}×{} at {} m", grid.cols, grid.rows, grid.spacing)));
     }
     // Buckets of patches by ground bounds.
-    let cell = patches.iter().map(|p| {
-        let b = p.xz_bounds();
-        (b[2] - b[0]).max(b[3] - b[1])
-    }).fold(1.0f64, f64::max);
+    let cell = patches
+        .iter()
+        .map(|p| {
+            let b = p.xz_bounds();
+            (b[2] - b[0]).max(b[3] - b[1])
+        })
+        .fold(1.0f64, f64::max);
     let mut buckets: HashMap<(i64, i64), Vec<u32>> = HashMap::new();
     for (i, p) in patches.iter().enumerate() {
         let b = p.xz_bounds();

@@ -46,7 +46,11 @@ pub struct PfpmReport {
 
 impl PfpmReport {
     pub fn rate(&self) -> f64 {
-        if self.cells == 0 { 1.0 } else { self.passed as f64 / self.cells as f64 }
+        if self.cells == 0 {
+            1.0
+        } else {
+            self.passed as f64 / self.cells as f64
+        }
     }
 }
 
@@ -58,13 +62,7 @@ pub fn check_pfpm(t: &Terrain, e: &HeightEvaluator, n: usize, seed: u64) -> Opti
 }
 
 /// [`check_pfpm`] over the flora cells whose centre satisfies `keep(x, z)`.
-pub fn check_pfpm_where(
-    t: &Terrain,
-    e: &HeightEvaluator,
-    n: usize,
-    seed: u64,
-    keep: &dyn Fn(f32, f32) -> bool,
-) -> Option<PfpmReport> {
+pub fn check_pfpm_where(t: &Terrain, e: &HeightEvaluator, n: usize, seed: u64, keep: &dyn Fn(f32, f32) -> bool) -> Option<PfpmReport> {
     let (pimp, pfpm) = (t.flora_map.as_ref()?, t.flora_height_map.as_ref()?);
     let (w, hgt) = (pimp.control.width, pimp.control.height);
     if w == 0 || hgt == 0 {
@@ -124,15 +122,17 @@ pub struct ChunkReport {
 
 impl ChunkReport {
     pub fn rate(&self) -> f64 {
-        if self.chunks == 0 { 1.0 } else { self.agree as f64 / self.chunks as f64 }
+        if self.chunks == 0 {
+            1.0
+        } else {
+            self.agree as f64 / self.chunks as f64
+        }
     }
 }
 
 fn baked_bits(t: &Terrain) -> Option<(&crate::model::header::BakedMapsInfo, &[u8], &[u8])> {
     match t.baked_maps.as_ref()? {
-        BakedMaps::Maps { info, water, slope } if info.bytes_per_row > 0 && info.rows > 0 => {
-            Some((info, &water.0, &slope.0))
-        }
+        BakedMaps::Maps { info, water, slope } if info.bytes_per_row > 0 && info.rows > 0 => Some((info, &water.0, &slope.0)),
         _ => None,
     }
 }
@@ -198,12 +198,8 @@ pub fn check_smap(t: &Terrain, e: &HeightEvaluator, n: usize, seed: u64) -> Opti
     let (cw, count, half) = chunk_grid(t);
     let mut pick = CellPicker::new(seed);
     let chunks: Vec<(u32, u32)> = (0..n).map(|_| (pick.below(count as u64) as u32, pick.below(count as u64) as u32)).collect();
-    let points: Vec<(f32, f32)> = chunks
-        .iter()
-        .flat_map(|&(c, r)| {
-            crate::surface::smap::smap_corner_points(-half + c as f32 * cw, -half + r as f32 * cw, cw)
-        })
-        .collect();
+    let points: Vec<(f32, f32)> =
+        chunks.iter().flat_map(|&(c, r)| crate::surface::smap::smap_corner_points(-half + c as f32 * cw, -half + r as f32 * cw, cw)).collect();
     let hs = e.heights_at(&points);
     let mut report = ChunkReport { chunks: n, agree: 0, misses: Vec::new() };
     for (i, &(c, r)) in chunks.iter().enumerate() {
@@ -345,11 +341,9 @@ pub fn near_roads(t: &Terrain, margin: f32) -> impl Fn(f32, f32) -> bool {
         }
     });
     move |x, z| {
-        lines.iter().any(|(pts, reach)| {
-            pts.windows(2).any(|w| {
-                crate::eval::affector::nearest_on_segment(w[0][0], w[0][1], w[1][0], w[1][1], x, z).0 <= reach * reach
-            })
-        })
+        lines
+            .iter()
+            .any(|(pts, reach)| pts.windows(2).any(|w| crate::eval::affector::nearest_on_segment(w[0][0], w[0][1], w[1][0], w[1][1], x, z).0 <= reach * reach))
     }
 }
 
@@ -403,11 +397,19 @@ pub struct MixedGroup {
 
 impl PimpReport {
     pub fn rate(&self) -> f64 {
-        if self.flora_cells == 0 { 1.0 } else { self.agree as f64 / self.flora_cells as f64 }
+        if self.flora_cells == 0 {
+            1.0
+        } else {
+            self.agree as f64 / self.flora_cells as f64
+        }
     }
     /// [`PimpReport::same_chances_best`] as a share of the flora cells.
     pub fn ceiling(&self) -> f64 {
-        if self.flora_cells == 0 { 1.0 } else { self.same_chances_best as f64 / self.flora_cells as f64 }
+        if self.flora_cells == 0 {
+            1.0
+        } else {
+            self.same_chances_best as f64 / self.flora_cells as f64
+        }
     }
     /// The largest |observed − predicted| over the bins with at least `min_cells` cells.
     pub fn worst_calibration(&self, min_cells: usize) -> f64 {
@@ -438,7 +440,11 @@ impl PimpSampling {
         let w = t.flora_map.as_ref().map_or(1, |p| p.control.width.max(1));
         let cell = t.header.map_width / w as f32;
         let reach = 1.0 - t.header.collidable_flora.tile_border;
-        if reach.is_finite() && cell.is_finite() { reach.clamp((1.0 - 0.5 * cell).min(0.0), 0.0) } else { 0.0 }
+        if reach.is_finite() && cell.is_finite() {
+            reach.clamp((1.0 - 0.5 * cell).min(0.0), 0.0)
+        } else {
+            0.0
+        }
     }
 }
 
@@ -898,11 +904,8 @@ pub fn explain_pimp(
                     };
                     filters.push(format!("{label}: {input} weight {mean_w:.2} over {} posts", weights.len()));
                 }
-                let inverted = format!(
-                    "{}{}",
-                    if l.flags & LAYER_INVERT_BOUNDARIES != 0 { "b" } else { "" },
-                    if l.flags & LAYER_INVERT_FILTERS != 0 { "f" } else { "" }
-                );
+                let inverted =
+                    format!("{}{}", if l.flags & LAYER_INVERT_BOUNDARIES != 0 { "b" } else { "" }, if l.flags & LAYER_INVERT_FILTERS != 0 { "f" } else { "" });
                 rules.push(MissRule {
                     role,
                     family,
@@ -957,7 +960,11 @@ fn miss_reason(c: &CellPrediction, rules: &[MissRule]) -> String {
 /// `misses.csv` of [`PimpExplain`]: one line per (missed cell, rule), cells in sample order.
 pub fn explain_csv(ex: &PimpExplain) -> String {
     fn q(s: &str) -> String {
-        if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
     }
     let mut out = String::from("col,row,x,z,soe_family,predicted_family,p_predicted,p_soe,chances,reason,role,family,density,layer,affector,inverted,fired,samples,mean_t,blocked_by,filters\n");
     for m in &ex.misses {

@@ -65,9 +65,7 @@ impl Serialize for Tag {
 impl<'de> Deserialize<'de> for Tag {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        parse_tag_text(&s).ok_or_else(|| {
-            serde::de::Error::custom(format!("`{s}` is not a four-character IFF tag"))
-        })
+        parse_tag_text(&s).ok_or_else(|| serde::de::Error::custom(format!("`{s}` is not a four-character IFF tag")))
     }
 }
 
@@ -220,11 +218,7 @@ impl FormatError {
 /// Parse a whole file: exactly one root FORM spanning every byte.
 pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Node, FormatError> {
     if bytes.len() > limits.max_input_len {
-        return Err(FormatError::new(
-            "",
-            0,
-            format!("input is {} bytes, over the limit of {}", bytes.len(), limits.max_input_len),
-        ));
+        return Err(FormatError::new("", 0, format!("input is {} bytes, over the limit of {}", bytes.len(), limits.max_input_len)));
     }
     // A file that is not IFF at all (text, an image, another game's format) says so, rather
     // than reading its first bytes as a tag and a size.
@@ -236,11 +230,7 @@ pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Node, FormatError> {
     let mut p = Parser { bytes, limits, nodes: 0 };
     let (root, end) = p.node(0, bytes.len(), "", 0)?;
     if end != bytes.len() {
-        return Err(FormatError::new(
-            path_of(&root),
-            end,
-            format!("{} unexpected bytes after the root FORM", bytes.len() - end),
-        ));
+        return Err(FormatError::new(path_of(&root), end, format!("{} unexpected bytes after the root FORM", bytes.len() - end)));
     }
     Ok(root)
 }
@@ -260,44 +250,22 @@ struct Parser<'a> {
 
 impl Parser<'_> {
     /// Parse the node at `at`, which must end by `limit`. Returns the node and its end offset.
-    fn node(
-        &mut self,
-        at: usize,
-        limit: usize,
-        parent_path: &str,
-        depth: usize,
-    ) -> Result<(Node, usize), FormatError> {
+    fn node(&mut self, at: usize, limit: usize, parent_path: &str, depth: usize) -> Result<(Node, usize), FormatError> {
         self.nodes += 1;
         if self.nodes > self.limits.max_nodes {
-            return Err(FormatError::new(
-                parent_path,
-                at,
-                format!("more than {} IFF nodes", self.limits.max_nodes),
-            ));
+            return Err(FormatError::new(parent_path, at, format!("more than {} IFF nodes", self.limits.max_nodes)));
         }
         if limit - at < 8 {
-            return Err(FormatError::new(
-                parent_path,
-                at,
-                format!("truncated node header: {} bytes left, 8 needed", limit - at),
-            ));
+            return Err(FormatError::new(parent_path, at, format!("truncated node header: {} bytes left, 8 needed", limit - at)));
         }
         let tag = Tag([self.bytes[at], self.bytes[at + 1], self.bytes[at + 2], self.bytes[at + 3]]);
         let size = u32::from_be_bytes(self.bytes[at + 4..at + 8].try_into().unwrap()) as usize;
         // A FORM is named by its type (`PTAT`, `LAYR`) when the bytes are there to read it.
-        let name = if tag == Tag::FORM && limit - at >= 12 {
-            Tag(self.bytes[at + 8..at + 12].try_into().unwrap())
-        } else {
-            tag
-        };
+        let name = if tag == Tag::FORM && limit - at >= 12 { Tag(self.bytes[at + 8..at + 12].try_into().unwrap()) } else { tag };
         let here = if parent_path.is_empty() { name.to_string() } else { format!("{parent_path}/{name}") };
         let body = at + 8;
         if size > limit - body {
-            let err = FormatError::new(
-                here.clone(),
-                at,
-                format!("size {size} runs past the end of its parent ({} bytes left)", limit - body),
-            );
+            let err = FormatError::new(here.clone(), at, format!("size {size} runs past the end of its parent ({} bytes left)", limit - body));
             // A truncated FORM: the useful place is the first child the cut runs through,
             // so walk the children that are there and report the deepest one that is cut.
             if tag == Tag::FORM && limit - at >= 12 && depth < self.limits.max_depth {

@@ -34,13 +34,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod iff;
-pub mod grid;
-pub mod lanes;
-pub mod noise;
-pub mod model;
-pub mod plan;
 pub mod eval;
-pub mod water;
-pub mod surface;
 pub mod fidelity;
+pub mod grid;
+pub mod iff;
+pub mod lanes;
+pub mod model;
+pub mod noise;
+pub mod plan;
+pub mod surface;
+pub mod water;

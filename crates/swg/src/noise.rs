@@ -39,11 +39,7 @@ impl SwgRng {
     /// Seeds with the file's u32 reinterpreted as i32 and stores −s, so every
     /// s ≤ 1 and every s ≥ 2^31 behaves like seed 1 (swg-trn §6.1).
     pub fn new(seed: u32) -> Self {
-        SwgRng {
-            seed: (seed as i32).wrapping_neg(),
-            last: 0,
-            table: [0; RNG_TABLE],
-        }
+        SwgRng { seed: (seed as i32).wrapping_neg(), last: 0, table: [0; RNG_TABLE] }
     }
 
     /// One exact Lehmer step, 64-bit multiply then modulo (swg-trn §6.1).
@@ -108,11 +104,7 @@ impl PerlinTables {
             // swg-trn §6.2: length in double, stored as f32. A zero vector
             // stays (0, 0) instead of becoming NaN.
             let len = (x * x + y * y).sqrt();
-            g2[i] = if len > 0.0 {
-                [(x / len) as f32, (y / len) as f32]
-            } else {
-                [0.0, 0.0]
-            };
+            g2[i] = if len > 0.0 { [(x / len) as f32, (y / len) as f32] } else { [0.0, 0.0] };
         }
         for i in (1..B).rev() {
             let j = (rng.next() % B as i32) as usize;
@@ -136,7 +128,11 @@ pub fn fast_floor(x: f32) -> f32 {
         return x;
     }
     let t = (x as i32) as f32;
-    if t > x { t - 1.0 } else { t }
+    if t > x {
+        t - 1.0
+    } else {
+        t
+    }
 }
 
 /// x^y for x ≥ 0 from +, −, ×, ÷, floor and bit operations only, so that the CPU and a
@@ -190,8 +186,7 @@ pub fn pow_f32(x: f32, y: f32) -> f32 {
     let p = 1.0
         + f * (1.0
             + f * (0.5
-                + f * (0.166_666_67
-                    + f * (0.041_666_668 + f * (0.008_333_334 + f * (0.001_388_888_9 + f * (0.000_198_412_7 + f * 0.000_024_801_587)))))));
+                + f * (0.166_666_67 + f * (0.041_666_668 + f * (0.008_333_334 + f * (0.001_388_888_9 + f * (0.000_198_412_7 + f * 0.000_024_801_587)))))));
     p * f32::from_bits(((i as i32 + 127) as u32) << 23)
 }
 
@@ -208,12 +203,8 @@ fn s_curve(t: f32) -> f32 {
 pub fn noise2(tables: &PerlinTables, x: f32, y: f32) -> f32 {
     // One length check each; the masked indices below are then provably in
     // bounds and the compiler drops the per-lookup checks.
-    let perm: &[u32; PERLIN_TABLE_LEN] = tables.perm[..PERLIN_TABLE_LEN]
-        .try_into()
-        .expect("PerlinTables::perm must have 514 entries");
-    let g2: &[[f32; 2]; PERLIN_TABLE_LEN] = tables.g2[..PERLIN_TABLE_LEN]
-        .try_into()
-        .expect("PerlinTables::g2 must have 514 entries");
+    let perm: &[u32; PERLIN_TABLE_LEN] = tables.perm[..PERLIN_TABLE_LEN].try_into().expect("PerlinTables::perm must have 514 entries");
+    let g2: &[[f32; 2]; PERLIN_TABLE_LEN] = tables.g2[..PERLIN_TABLE_LEN].try_into().expect("PerlinTables::g2 must have 514 entries");
 
     let fx = fast_floor(x);
     let fy = fast_floor(y);
@@ -302,13 +293,7 @@ impl Fractal {
         let ln_half = 0.5f32.ln();
         let bias_exponent = params.bias.ln() / ln_half;
         let gain_exponent = (1.0 - params.gain).ln() / ln_half;
-        Fractal {
-            params,
-            tables: PerlinTables::new(params.seed),
-            norm,
-            bias_exponent,
-            gain_exponent,
-        }
+        Fractal { params, tables: PerlinTables::new(params.seed), norm, bias_exponent, gain_exponent }
     }
 
     /// F(x, z) in [0, 1] per swg-trn §6.4, all f32, in the spec's operation order.
@@ -379,10 +364,7 @@ mod tests {
     }
 
     fn assert_close(what: &str, got: f32, want: f64) {
-        assert!(
-            close(got, want, 1e-6),
-            "{what}: got {got:.9}, want {want:.9}"
-        );
+        assert!(close(got, want, 1e-6), "{what}: got {got:.9}, want {want:.9}");
     }
 
     fn draws(seed: u32, n: usize) -> Vec<i32> {
@@ -393,18 +375,14 @@ mod tests {
     // swg-trn §9.3 RNG vectors.
     #[test]
     fn rng_seed_0_and_1() {
-        let want = [
-            1086531968, 304987844, 524102504, 1887638, 925238588, 555860589,
-        ];
+        let want = [1086531968, 304987844, 524102504, 1887638, 925238588, 555860589];
         assert_eq!(draws(0, 6), want);
         assert_eq!(draws(1, 6), want);
     }
 
     #[test]
     fn rng_seed_12345() {
-        let want = [
-            209567120, 451350201, 440185056, 109072277, 1552920794, 963885229,
-        ];
+        let want = [209567120, 451350201, 440185056, 109072277, 1552920794, 963885229];
         assert_eq!(draws(12345, 6), want);
     }
 
@@ -415,10 +393,7 @@ mod tests {
         assert_eq!(draws((1u32 << 31) + 5, 2000), one);
         assert_eq!(draws(1u32 << 31, 2000), one);
         assert_eq!(draws(u32::MAX, 2000), one);
-        assert_eq!(
-            PerlinTables::new((1u32 << 31) + 5).perm,
-            PerlinTables::new(1).perm
-        );
+        assert_eq!(PerlinTables::new((1u32 << 31) + 5).perm, PerlinTables::new(1).perm);
     }
 
     // Seed 2^31 − 1 makes the first state equal to the modulus, so the
@@ -511,23 +486,13 @@ mod tests {
         ];
         for (x, y, want, exact_in_f32) in cases {
             let r64 = noise2_f64(&t, x, y);
-            assert!(
-                (r64 - want).abs() <= 1e-6 * want.abs(),
-                "f64 noise2({x}, {y}) = {r64}"
-            );
+            assert!((r64 - want).abs() <= 1e-6 * want.abs(), "f64 noise2({x}, {y}) = {r64}");
             let (xf, yf) = (x as f32, y as f32);
             let got = noise2(&t, xf, yf);
-            assert_close(
-                &format!("noise2({xf}, {yf}) vs f64"),
-                got,
-                noise2_f64(&t, xf as f64, yf as f64),
-            );
+            assert_close(&format!("noise2({xf}, {yf}) vs f64"), got, noise2_f64(&t, xf as f64, yf as f64));
             assert_eq!(exact_in_f32, xf as f64 == x && yf as f64 == y);
             let tol = if exact_in_f32 { 1e-6 } else { 2e-5 };
-            assert!(
-                close(got, want, tol),
-                "noise2({x}, {y}): got {got:.9}, want {want:.9}"
-            );
+            assert!(close(got, want, tol), "noise2({x}, {y}): got {got:.9}, want {want:.9}");
         }
     }
 
@@ -562,14 +527,7 @@ mod tests {
                 assert_eq!(noise2(&t, x as f32 * 37.0, y as f32 * 11.0), 0.0);
             }
         }
-        for v in [
-            f32::NAN,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::MAX,
-            -f32::MAX,
-            -1e9,
-        ] {
+        for v in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, -f32::MAX, -1e9] {
             let _ = noise2(&t, v, 0.25);
             let _ = noise2(&t, 0.25, v);
         }
@@ -597,12 +555,7 @@ mod tests {
     #[test]
     fn tatooine_family_1_values() {
         let f = tatooine_family_1();
-        let cases = [
-            (0.0f32, 0.0f32, 0.5f64),
-            (100.0, 200.0, 0.45872697),
-            (-3000.0, 4500.0, 0.48486111),
-            (5000.0, -5000.0, 0.46915123),
-        ];
+        let cases = [(0.0f32, 0.0f32, 0.5f64), (100.0, 200.0, 0.45872697), (-3000.0, 4500.0, 0.48486111), (5000.0, -5000.0, 0.46915123)];
         for (x, z, want) in cases {
             assert_close(&format!("F({x}, {z})"), f.value(x, z), want);
         }
@@ -630,17 +583,13 @@ mod tests {
     #[test]
     fn all_rules_bias_gain_stay_in_unit_range() {
         for rule in 0..=5 {
-            for (use_bias, use_gain) in [(false, false), (true, false), (false, true), (true, true)]
-            {
+            for (use_bias, use_gain) in [(false, false), (true, false), (false, true), (true, true)] {
                 let f = Fractal::new(variant(rule, use_bias, use_gain, 4));
                 for k in 0..2000 {
                     let x = (k as f32) * 37.77 - 30000.0;
                     let z = (k as f32) * -13.1 + 9000.0;
                     let v = f.value(x, z);
-                    assert!(
-                        (-1e-6..=1.0 + 1e-6).contains(&v),
-                        "rule {rule} bias {use_bias} gain {use_gain}: F({x},{z}) = {v}"
-                    );
+                    assert!((-1e-6..=1.0 + 1e-6).contains(&v), "rule {rule} bias {use_bias} gain {use_gain}: F({x},{z}) = {v}");
                 }
             }
         }

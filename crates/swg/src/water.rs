@@ -5,10 +5,10 @@
 
 use crate::eval::affector::nearest_on_segment;
 use crate::eval::boundary::boundary_influence;
-use crate::plan::{BoundaryRecord, BOUNDARY_POLYGON, BOUNDARY_RECTANGLE};
 use crate::model::layer::{walk_layers, Layer};
 use crate::model::rules::RuleKind;
 use crate::model::Terrain;
+use crate::plan::{BoundaryRecord, BOUNDARY_POLYGON, BOUNDARY_RECTANGLE};
 
 /// One local water table.
 #[derive(Clone, Debug)]

@@ -2,10 +2,10 @@
 //! covers every rule kind and version the writer supports (and every feather type, height
 //! operation and fractal combination rule), and fail when one goes missing.
 
+use std::collections::{BTreeSet, HashSet};
 use trnbake_swg::model::layer::{Layer, LayerItem};
 use trnbake_swg::model::rules::RuleKind;
 use trnbake_swg::model::Terrain;
-use std::collections::{BTreeSet, HashSet};
 
 /// `TAG vvvv`, as `trnbake info` names rule versions.
 pub fn tag_version_name(tag: &[u8; 4], version: u16) -> String {

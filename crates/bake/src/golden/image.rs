@@ -4,10 +4,10 @@
 //! north up like every trnbake image).
 
 use super::compare::{Comparison, Raster};
-use trnbake_raster::writers::png_image::{write_png_image, PngEffort};
 use image::{imageops, Rgb, RgbImage};
 use std::io;
 use std::path::Path;
+use trnbake_raster::writers::png_image::{write_png_image, PngEffort};
 
 /// A decoded golden image and its tEXt chunks (trnbake writes its encoding numbers there).
 #[derive(Debug)]

@@ -18,20 +18,20 @@ pub mod image;
 pub mod report;
 
 use crate::{backend_name, choose_gpu, heights_in_memory, post_count, Backend};
-use trnbake_swg::eval::{Grid, HeightEvaluator};
-use trnbake_raster::{u16_scale_offset, write_png16};
-use trnbake_raster::fsutil::write_atomic;
-use trnbake_gpu::GpuContext;
-use trnbake_swg::plan::HeightOptions;
-use trnbake_swg::model::Terrain;
 use crate::{Error, Result};
-use trnbake_raster::bail;
-use trnbake_raster::error::Context;
 use compare::{compare, height_raster, Comparison, Raster};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use trnbake_gpu::GpuContext;
+use trnbake_raster::bail;
+use trnbake_raster::error::Context;
+use trnbake_raster::fsutil::write_atomic;
+use trnbake_raster::{u16_scale_offset, write_png16};
+use trnbake_swg::eval::{Grid, HeightEvaluator};
+use trnbake_swg::model::Terrain;
+use trnbake_swg::plan::HeightOptions;
 
 /// The manifest's file name inside a golden folder.
 pub const MANIFEST_FILE: &str = "golden.json";
@@ -181,12 +181,10 @@ impl Manifest {
     /// Read and check `DIR/golden.json`; errors name the file and the JSON path.
     pub fn load(dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST_FILE);
-        let text = std::fs::read_to_string(&path).with_context(|| {
-            format!("cannot read {} (a golden folder needs one; see README, \"Golden checks in CI\")", path.display())
-        })?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {} (a golden folder needs one; see README, \"Golden checks in CI\")", path.display()))?;
         let de = &mut serde_json::Deserializer::from_str(&text);
-        let m: Manifest = serde_path_to_error::deserialize(de)
-            .map_err(|e| Error::Invalid(format!("{}: at `{}`: {}", path.display(), e.path(), e.inner())))?;
+        let m: Manifest = serde_path_to_error::deserialize(de).map_err(|e| Error::Invalid(format!("{}: at `{}`: {}", path.display(), e.path(), e.inner())))?;
         if m.format != FORMAT {
             bail!("{}: format {} is not one this trnbake reads ({FORMAT})", path.display(), m.format);
         }
@@ -380,12 +378,7 @@ fn bake_fixture(dir: &Path, f: &Fixture, gpu: Option<&GpuContext>, quiet: bool) 
     let start = Instant::now();
     let path = dir.join(&f.terrain);
     let t = load_terrain(&path)?;
-    let opts = HeightOptions {
-        roads: f.roads,
-        bitmap_gain: f.bitmap_gain,
-        data_root: f.data_root.as_ref().map(|d| dir.join(d)),
-        missing_bitmaps_zero: false,
-    };
+    let opts = HeightOptions { roads: f.roads, bitmap_gain: f.bitmap_gain, data_root: f.data_root.as_ref().map(|d| dir.join(d)), missing_bitmaps_zero: false };
     let e = HeightEvaluator::new(&t, &opts).with_context(|| path.display().to_string())?;
     let half = f64::from(t.header.map_width) / 2.0;
     let [x0, z0, x1, z1] = f.region.unwrap_or([-half, -half, half, half]);
@@ -483,7 +476,13 @@ fn read_golden(dir: &Path, fixture: &str, m: &MapGolden, b: &Baked) -> Result<Ra
     match m.map {
         kind if kind != MapKind::Height => {
             if (r.channels, r.bits) != kind.image_shape() {
-                return Err(format!("{} is not a {}-channel {}-bit {} image; {bless_hint} anew", path.display(), kind.image_shape().0, kind.image_shape().1, kind.name()));
+                return Err(format!(
+                    "{} is not a {}-channel {}-bit {} image; {bless_hint} anew",
+                    path.display(),
+                    kind.image_shape().0,
+                    kind.image_shape().1,
+                    kind.name()
+                ));
             }
         }
         _ => {
@@ -622,8 +621,7 @@ fn check_map(report_dir: &Path, m: &MapGolden, b: &Baked, golden: Result<Raster,
     if o.status == Status::Fail {
         let heat = image::heat_map(&expected, &actual, &c, m.tolerance_lsb);
         let diff_path = report_dir.join(&images[0]);
-        image::write_rgb_png(&diff_path, expected.width, expected.height, &heat)
-            .with_context(|| format!("cannot write {}", diff_path.display()))?;
+        image::write_rgb_png(&diff_path, expected.width, expected.height, &heat).with_context(|| format!("cannot write {}", diff_path.display()))?;
         let (w, h, rgb) = image::side_by_side(&expected, &actual, &heat);
         let sbs_path = report_dir.join(&images[1]);
         image::write_rgb_png(&sbs_path, w, h, &rgb).with_context(|| format!("cannot write {}", sbs_path.display()))?;

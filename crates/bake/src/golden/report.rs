@@ -3,11 +3,11 @@
 //! (for CI systems: one test case per map, a failure element for each that fails).
 
 use super::{fmt_metres, CheckSummary, MapOutcome, Status};
-use trnbake_raster::fsutil::write_atomic;
 use crate::Result;
-use trnbake_raster::error::Context;
 use std::fmt::Write as _;
 use std::path::Path;
+use trnbake_raster::error::Context;
+use trnbake_raster::fsutil::write_atomic;
 
 pub const MARKDOWN_FILE: &str = "report.md";
 pub const JUNIT_FILE: &str = "junit.xml";
@@ -60,7 +60,13 @@ pub fn markdown(s: &CheckSummary) -> String {
             ),
             None => ("—".into(), "—".into(), "—".into()),
         };
-        let _ = writeln!(md, "| {} | {} | {size} | {result} | {max} | {over} | {psnr} | {} |", cell(&o.fixture), o.map, o.changed_area_text().unwrap_or("—".into()));
+        let _ = writeln!(
+            md,
+            "| {} | {} | {size} | {result} | {max} | {over} | {psnr} | {} |",
+            cell(&o.fixture),
+            o.map,
+            o.changed_area_text().unwrap_or("—".into())
+        );
     }
     let failing: Vec<&MapOutcome> = s.outcomes.iter().filter(|o| o.status.is_failure()).collect();
     for o in &failing {
@@ -176,7 +182,14 @@ mod tests {
             images: vec!["b.height.diff.png".into(), "b.height.side-by-side.png".into()],
             ..base.clone()
         };
-        let error = MapOutcome { fixture: "c".into(), map: "bake".into(), status: Status::Error, comparison: None, message: "cannot read c.trn".into(), ..base.clone() };
+        let error = MapOutcome {
+            fixture: "c".into(),
+            map: "bake".into(),
+            status: Status::Error,
+            comparison: None,
+            message: "cannot read c.trn".into(),
+            ..base.clone()
+        };
         CheckSummary { golden: "golden".into(), bless: false, backend: "cpu", adapter: None, outcomes: vec![base, fail, error], seconds: 1.25, posts: 6 }
     }
 

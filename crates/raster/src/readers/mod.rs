@@ -19,10 +19,9 @@ use crate::bail;
 use crate::error::{Context, Result};
 
 use super::source::{check_block, RawFileSource, RawSample};
-use crate::writers::ter::TerSource;
 use crate::writers::png16;
-use crate::{HeightSource, Limits, MemSource, Grid, RowOrder, WrittenFile};
-
+use crate::writers::ter::TerSource;
+use crate::{Grid, HeightSource, Limits, MemSource, RowOrder, WrittenFile};
 
 /// An input format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -238,7 +237,8 @@ fn open_tiff(path: &Path, opts: &ImportOptions) -> Result<(Box<dyn HeightSource>
     let gdal_md = d.find_tag(Tag::Unknown(42112)).ok().flatten().and_then(|v| v.into_string().ok()).unwrap_or_default();
     let scale = gdal_item(&gdal_md, "scale").unwrap_or(1.0);
     let offset = gdal_item(&gdal_md, "offset").unwrap_or(0.0);
-    let nodata = d.find_tag(Tag::GdalNodata).ok().flatten().and_then(|v| v.into_string().ok()).and_then(|s| s.trim().trim_end_matches('\0').parse::<f64>().ok());
+    let nodata =
+        d.find_tag(Tag::GdalNodata).ok().flatten().and_then(|v| v.into_string().ok()).and_then(|s| s.trim().trim_end_matches('\0').parse::<f64>().ok());
     let grid = tiff_grid(&mut d, cols, rows, &name)?;
     let citation = d
         .find_tag(Tag::GeoAsciiParamsTag)
@@ -318,8 +318,22 @@ fn check_tiff_tag_sizes(path: &Path) -> Result<()> {
     }
     let le = &head[..2] == b"II";
     let u16_at = |b: &[u8]| if le { u16::from_le_bytes([b[0], b[1]]) } else { u16::from_be_bytes([b[0], b[1]]) };
-    let u32_at = |b: &[u8]| { let a = [b[0], b[1], b[2], b[3]]; if le { u32::from_le_bytes(a) } else { u32::from_be_bytes(a) } };
-    let u64_at = |b: &[u8]| { let a: [u8; 8] = b[..8].try_into().unwrap_or_default(); if le { u64::from_le_bytes(a) } else { u64::from_be_bytes(a) } };
+    let u32_at = |b: &[u8]| {
+        let a = [b[0], b[1], b[2], b[3]];
+        if le {
+            u32::from_le_bytes(a)
+        } else {
+            u32::from_be_bytes(a)
+        }
+    };
+    let u64_at = |b: &[u8]| {
+        let a: [u8; 8] = b[..8].try_into().unwrap_or_default();
+        if le {
+            u64::from_le_bytes(a)
+        } else {
+            u64::from_be_bytes(a)
+        }
+    };
     let big = u16_at(&head[2..4]) == 43;
     let (ifd, count_len, entry_len) = if big {
         if n < 16 {
@@ -522,7 +536,8 @@ mod tests {
         let p = dir.join("x.r16");
         std::fs::write(&p, [0x54]).unwrap();
         for dims in [(31233, 0), (0, 5), (0, 0)] {
-            let opts = ImportOptions { format: Some(InputFormat::R16), dims: Some(dims), spacing: Some(1.0), height_range: Some((0.0, 1.0)), ..Default::default() };
+            let opts =
+                ImportOptions { format: Some(InputFormat::R16), dims: Some(dims), spacing: Some(1.0), height_range: Some((0.0, 1.0)), ..Default::default() };
             let e = open(&p, &opts).err().expect("empty dims must be an error").to_string();
             assert!(e.contains("x.r16") && e.contains("is empty"), "{dims:?}: {e}");
         }

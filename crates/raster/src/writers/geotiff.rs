@@ -244,7 +244,15 @@ pub fn write_geotiff_u16(path: &Path, grid: &Grid, heights: &[f32], citation: &s
 }
 
 /// [`write_geotiff_u16`] with explicit options (for an id map, `&opts.for_ids()`).
-pub fn write_geotiff_u16_with(path: &Path, grid: &Grid, heights: &[f32], citation: &str, scale: f64, offset: f64, opts: &GeoTiffOptions) -> Result<WrittenFile> {
+pub fn write_geotiff_u16_with(
+    path: &Path,
+    grid: &Grid,
+    heights: &[f32],
+    citation: &str,
+    scale: f64,
+    offset: f64,
+    opts: &GeoTiffOptions,
+) -> Result<WrittenFile> {
     let src = MemSource::south_first(*grid, heights)?;
     write_geotiff_from(path, &src, citation, TiffSample::U16 { scale, offset }, opts)
 }
@@ -723,7 +731,8 @@ impl GeoTiffStreamWriter {
 /// GDAL's structural metadata at the start of a COG (its "ghost area"), padded so that the
 /// first IFD starts on a word boundary.
 fn ghost_area() -> Vec<u8> {
-    let body = "LAYOUT=IFDS_BEFORE_DATA\nBLOCK_ORDER=ROW_MAJOR\nBLOCK_LEADER=SIZE_AS_UINT4\nBLOCK_TRAILER=LAST_4_BYTES_REPEATED\nKNOWN_INCOMPATIBLE_EDITION=NO\n";
+    let body =
+        "LAYOUT=IFDS_BEFORE_DATA\nBLOCK_ORDER=ROW_MAJOR\nBLOCK_LEADER=SIZE_AS_UINT4\nBLOCK_TRAILER=LAST_4_BYTES_REPEATED\nKNOWN_INCOMPATIBLE_EDITION=NO\n";
     let mut g = format!("GDAL_STRUCTURAL_METADATA_SIZE={:06} bytes\n{body}", body.len()).into_bytes();
     if g.len() % 2 == 1 {
         g.push(b' ');
@@ -733,7 +742,13 @@ fn ghost_area() -> Vec<u8> {
 
 /// One block: `rows` (`None` past the grid's edge: padding) of up to `width` samples each
 /// (shorter rows are padded), predicted and compressed as `opts` says.
-fn encode_block<'a>(rows: impl Iterator<Item = Option<&'a [f32]>>, width: usize, sample: TiffSample, opts: &GeoTiffOptions, scratch: &mut Vec<u8>) -> io::Result<Vec<u8>> {
+fn encode_block<'a>(
+    rows: impl Iterator<Item = Option<&'a [f32]>>,
+    width: usize,
+    sample: TiffSample,
+    opts: &GeoTiffOptions,
+    scratch: &mut Vec<u8>,
+) -> io::Result<Vec<u8>> {
     let row_bytes = width * sample.bytes();
     let predict = opts.compression != Compression::None;
     scratch.clear();
@@ -1008,23 +1023,12 @@ mod tests {
             src[j] = src[j].wrapping_add(src[j - 1]);
         }
         let w = src.len() / 4;
-        (0..w)
-            .map(|i| {
-                f32::from_bits(u32::from_be_bytes([
-                    src[i],
-                    src[w + i],
-                    src[2 * w + i],
-                    src[3 * w + i],
-                ]))
-            })
-            .collect()
+        (0..w).map(|i| f32::from_bits(u32::from_be_bytes([src[i], src[w + i], src[2 * w + i], src[3 * w + i]]))).collect()
     }
 
     #[test]
     fn float_predictor_round_trips() {
-        let row: Vec<f32> = (0..37)
-            .map(|i| (i as f32 * 0.37).sin() * 1000.0 - 12.5)
-            .collect();
+        let row: Vec<f32> = (0..37).map(|i| (i as f32 * 0.37).sin() * 1000.0 - 12.5).collect();
         let mut buf = vec![0; row.len() * 4];
         float_predict_row(&row, &mut buf);
         assert_eq!(float_unpredict_row(&mut buf), row);
@@ -1034,19 +1038,13 @@ mod tests {
     fn horizontal_predictor_wraps() {
         let mut buf = vec![0; 6];
         horizontal_predict_row_u16([10u16, 5, 65534].into_iter(), &mut buf);
-        let d: Vec<u16> = buf
-            .chunks(2)
-            .map(|c| u16::from_ne_bytes([c[0], c[1]]))
-            .collect();
+        let d: Vec<u16> = buf.chunks(2).map(|c| u16::from_ne_bytes([c[0], c[1]])).collect();
         assert_eq!(d, vec![10, 65531, 65529]);
     }
 
     #[test]
     fn citation_is_sanitised() {
-        assert_eq!(
-            geo_citation("SWG tatooine local metres"),
-            "SWG tatooine local metres|"
-        );
+        assert_eq!(geo_citation("SWG tatooine local metres"), "SWG tatooine local metres|");
         assert_eq!(geo_citation("a|b\u{e9}\n"), "a/b??|");
         assert_eq!(geo_citation(""), "trnbake local metres|");
         let keys = geo_key_directory(29);
@@ -1056,13 +1054,7 @@ mod tests {
 
     #[test]
     fn bigtiff_choice_by_size() {
-        let g = |n: u32| Grid {
-            cols: n,
-            rows: n,
-            x0: 0.0,
-            z0: 0.0,
-            spacing: 1.0,
-        };
+        let g = |n: u32| Grid { cols: n, rows: n, x0: 0.0, z0: 0.0, spacing: 1.0 };
         assert!(!needs_bigtiff(&g(16385), 4, BigTiff::Auto));
         assert!(!needs_bigtiff(&g(32769), 2, BigTiff::Auto));
         assert!(needs_bigtiff(&g(32769), 4, BigTiff::Auto));

@@ -36,12 +36,9 @@ use std::path::Path;
 
 use sha2::Digest;
 
-use crate::source::scan_min_max;
-use crate::{
-    check_scale_offset, encode_u16, finite_min_max, hex, HashingWriter, HeightSource, MemSource,
-    Grid, RowOrder, WrittenFile,
-};
 use crate::fsutil::{write_atomic, write_atomic_with};
+use crate::source::scan_min_max;
+use crate::{check_scale_offset, encode_u16, finite_min_max, hex, Grid, HashingWriter, HeightSource, MemSource, RowOrder, WrittenFile};
 
 /// Deflate setting of [`write_png16`] (see the module docs for the measurements).
 pub const DEFLATE: png::DeflateCompression = png::DeflateCompression::Level(2);
@@ -76,26 +73,14 @@ impl Default for Png16Options {
 }
 
 /// Write heights as a 16-bit greyscale PNG (see the module docs for the encoding).
-pub fn write_png16(
-    path: &Path,
-    grid: &Grid,
-    heights: &[f32],
-    scale: f64,
-    offset: f64,
-) -> io::Result<WrittenFile> {
+pub fn write_png16(path: &Path, grid: &Grid, heights: &[f32], scale: f64, offset: f64) -> io::Result<WrittenFile> {
     let src = MemSource::south_first(*grid, heights)?;
     let opts = Png16Options { min_max: Some(finite_min_max(heights).unwrap_or((f32::NAN, f32::NAN))), ..Default::default() };
     write_png16_from(path, &src, scale, offset, &opts)
 }
 
 /// Write a 16-bit greyscale PNG from any [`HeightSource`], streaming blocks of rows.
-pub fn write_png16_from(
-    path: &Path,
-    src: &dyn HeightSource,
-    scale: f64,
-    offset: f64,
-    opts: &Png16Options,
-) -> io::Result<WrittenFile> {
+pub fn write_png16_from(path: &Path, src: &dyn HeightSource, scale: f64, offset: f64, opts: &Png16Options) -> io::Result<WrittenFile> {
     let grid = src.grid();
     grid.check_dims()?;
     check_scale_offset(scale, offset)?;
@@ -133,11 +118,7 @@ pub fn write_png16_from(
             for (k, v) in text {
                 enc.add_text_chunk(k.to_string(), v).map_err(png_err)?;
             }
-            enc.add_text_chunk(
-                "Software".to_string(),
-                concat!("trnbake ", env!("CARGO_PKG_VERSION")).to_string(),
-            )
-            .map_err(png_err)?;
+            enc.add_text_chunk("Software".to_string(), concat!("trnbake ", env!("CARGO_PKG_VERSION")).to_string()).map_err(png_err)?;
             let mut writer = enc.write_header().map_err(png_err)?;
             write_idat_parallel(&mut writer, src, scale, offset, opts.compression)?;
             writer.finish().map_err(png_err)?;
@@ -146,8 +127,7 @@ pub fn write_png16_from(
         result = Some((hw.bytes, hex(&hw.hasher.finalize())));
         Ok(())
     })?;
-    let (bytes, sha256) =
-        result.ok_or_else(|| io::Error::other("png writer produced no result"))?;
+    let (bytes, sha256) = result.ok_or_else(|| io::Error::other("png writer produced no result"))?;
     let mut wf = WrittenFile::new(path, bytes, sha256, "png16");
     wf.height_scale = Some(scale);
     wf.height_offset = Some(offset);
@@ -399,13 +379,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("trnbake-png16-unit-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("t.png");
-        let grid = Grid {
-            cols: 3,
-            rows: 2,
-            x0: -1.0,
-            z0: -1.0,
-            spacing: 1.0,
-        };
+        let grid = Grid { cols: 3, rows: 2, x0: -1.0, z0: -1.0, spacing: 1.0 };
         // south row 0..2, north row 3..5 (metres with scale 1/256 → raw h*256)
         let heights = [0.0, 1.0, 2.0, 3.0, 4.0, 255.0];
         let wf = write_png16(&path, &grid, &heights, 1.0 / 256.0, 0.0).unwrap();
@@ -416,16 +390,9 @@ mod tests {
         let dec = png::Decoder::new(std::io::Cursor::new(&bytes));
         let mut reader = dec.read_info().unwrap();
         let info = reader.info();
-        assert_eq!(
-            (info.color_type, info.bit_depth),
-            (png::ColorType::Grayscale, png::BitDepth::Sixteen)
-        );
+        assert_eq!((info.color_type, info.bit_depth), (png::ColorType::Grayscale, png::BitDepth::Sixteen));
         assert!(info.gamma().is_none() && info.srgb.is_none());
-        let text: Vec<(String, String)> = info
-            .uncompressed_latin1_text
-            .iter()
-            .map(|t| (t.keyword.clone(), t.text.clone()))
-            .collect();
+        let text: Vec<(String, String)> = info.uncompressed_latin1_text.iter().map(|t| (t.keyword.clone(), t.text.clone())).collect();
         assert!(text.contains(&(KEY_MAX.to_string(), "255.0".to_string())));
         let mut buf = vec![0; reader.output_buffer_size().unwrap()];
         reader.next_frame(&mut buf).unwrap();

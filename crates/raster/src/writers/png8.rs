@@ -136,11 +136,16 @@ pub fn write_png8_from(path: &Path, src: &dyn ByteRows, coding: Png8Coding) -> i
         Ok(())
     })?;
     let (bytes, sha256) = result.ok_or_else(|| io::Error::other("png writer produced no result"))?;
-    Ok(WrittenFile::new(path, bytes, sha256, match channels {
-        1 => "png8",
-        3 => "png-rgb8",
-        _ => "png-rgba8",
-    }))
+    Ok(WrittenFile::new(
+        path,
+        bytes,
+        sha256,
+        match channels {
+            1 => "png8",
+            3 => "png-rgb8",
+            _ => "png-rgba8",
+        },
+    ))
 }
 
 /// The filtered scanlines of file rows `rows`: each row's filter byte, then the row filtered
@@ -170,7 +175,14 @@ fn filtered_rows(src: &dyn ByteRows, rows: Range<u32>, bpp: usize, row_bytes: us
                     RowFilter::Average => average_row(cur, above, bpp, other),
                     RowFilter::Paeth => paeth_row(cur, above, bpp, other),
                 }
-                (filter as u8, &candidates[match filter { RowFilter::Sub => 0, RowFilter::Up => 1, _ => 2 }])
+                (
+                    filter as u8,
+                    &candidates[match filter {
+                        RowFilter::Sub => 0,
+                        RowFilter::Up => 1,
+                        _ => 2,
+                    }],
+                )
             }
         };
         out.push(kind);
@@ -258,7 +270,13 @@ mod tests {
             let paeth = {
                 let p = i16::from(a) + i16::from(b) - i16::from(c);
                 let (pa, pb, pc) = ((p - i16::from(a)).abs(), (p - i16::from(b)).abs(), (p - i16::from(c)).abs());
-                if pa <= pb && pa <= pc { a } else if pb <= pc { b } else { c }
+                if pa <= pb && pa <= pc {
+                    a
+                } else if pb <= pc {
+                    b
+                } else {
+                    c
+                }
             };
             for (k, pred) in [a, b, paeth].into_iter().enumerate() {
                 let v = cur[i].wrapping_sub(pred);
@@ -303,7 +321,13 @@ mod tests {
     fn every_channel_count_reads_back_as_written() {
         let dir = std::env::temp_dir().join(format!("trnbake-png8-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let codings = [Png8Coding::Patterned, Png8Coding::Noisy(RowFilter::Sub), Png8Coding::Noisy(RowFilter::Up), Png8Coding::Noisy(RowFilter::Average), Png8Coding::Noisy(RowFilter::Paeth)];
+        let codings = [
+            Png8Coding::Patterned,
+            Png8Coding::Noisy(RowFilter::Sub),
+            Png8Coding::Noisy(RowFilter::Up),
+            Png8Coding::Noisy(RowFilter::Average),
+            Png8Coding::Noisy(RowFilter::Paeth),
+        ];
         for (channels, coding) in [1u32, 3, 4].into_iter().flat_map(|c| codings.map(|k| (c, k))) {
             // 300 × 700 pixels: several parallel deflate jobs; noise and smooth runs mixed.
             let (w, h) = (300u32, 700u32);

@@ -35,19 +35,14 @@ pub fn write_png_image(path: &Path, width: u32, height: u32, channels: u32, sixt
         (_, true) => ExtendedColorType::Rgba16,
     };
     // `image` takes 16-bit samples in native byte order and writes them big-endian.
-    let samples: Cow<[u8]> = if sixteen_bit {
-        Cow::Owned(data.chunks_exact(2).flat_map(|b| u16::from_be_bytes([b[0], b[1]]).to_ne_bytes()).collect())
-    } else {
-        Cow::Borrowed(data)
-    };
+    let samples: Cow<[u8]> =
+        if sixteen_bit { Cow::Owned(data.chunks_exact(2).flat_map(|b| u16::from_be_bytes([b[0], b[1]]).to_ne_bytes()).collect()) } else { Cow::Borrowed(data) };
     let compression = match effort {
         PngEffort::Fast => CompressionType::Fast,
         PngEffort::Balanced => CompressionType::Default,
     };
     write_atomic_with(path, |w| {
-        PngEncoder::new_with_quality(w, compression, FilterType::Adaptive)
-            .write_image(&samples, width, height, color)
-            .map_err(io::Error::other)
+        PngEncoder::new_with_quality(w, compression, FilterType::Adaptive).write_image(&samples, width, height, color).map_err(io::Error::other)
     })
 }
 

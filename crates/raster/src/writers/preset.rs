@@ -80,11 +80,8 @@ impl Preset {
         let pow2 = |lo: u32, hi: u32| (lo..=hi).map(|n| (1u32 << n) + 1).collect::<Vec<_>>();
         match self {
             Preset::Unreal => {
-                let mut v: Vec<u32> = UNREAL_SECTION_QUADS
-                    .iter()
-                    .flat_map(|&q| [q, 2 * q])
-                    .flat_map(|cq| (1..=UNREAL_MAX_COMPONENTS).map(move |k| k * cq + 1))
-                    .collect();
+                let mut v: Vec<u32> =
+                    UNREAL_SECTION_QUADS.iter().flat_map(|&q| [q, 2 * q]).flat_map(|cq| (1..=UNREAL_MAX_COMPONENTS).map(move |k| k * cq + 1)).collect();
                 v.sort_unstable();
                 v.dedup();
                 v

@@ -10,9 +10,9 @@ use std::path::Path;
 
 use sha2::Digest;
 
+use crate::fsutil::write_atomic_with;
 use crate::source::{rows_per_block, RawSample};
 use crate::{check_scale_offset, encode_u16, hex, HashingWriter, HeightSource, RowOrder, WrittenFile};
-use crate::fsutil::write_atomic_with;
 
 /// Write `src` as a RAW file. NaN heights become raw 0 in R16 (no nodata in the format) and
 /// stay NaN in R32.
@@ -43,9 +43,7 @@ pub fn write_raw_from(path: &Path, src: &dyn HeightSource, sample: RawSample, or
             bytes.clear();
             let mut put = |row: &[f32]| match sample {
                 RawSample::F32 => bytes.extend(row.iter().flat_map(|h| h.to_le_bytes())),
-                RawSample::U16 { scale, offset } => {
-                    bytes.extend(row.iter().flat_map(|&h| encode_u16(h, scale, offset, u16::MAX, 0).to_le_bytes()))
-                }
+                RawSample::U16 { scale, offset } => bytes.extend(row.iter().flat_map(|&h| encode_u16(h, scale, offset, u16::MAX, 0).to_le_bytes())),
             };
             match order {
                 RowOrder::NorthFirst => block.chunks_exact(cols).rev().for_each(&mut put),
@@ -59,10 +57,15 @@ pub fn write_raw_from(path: &Path, src: &dyn HeightSource, sample: RawSample, or
         Ok(())
     })?;
     let (bytes, sha) = result.ok_or_else(|| io::Error::other("raw writer produced no result"))?;
-    let mut wf = WrittenFile::new(path, bytes, sha, match sample {
-        RawSample::F32 => "r32",
-        RawSample::U16 { .. } => "r16",
-    });
+    let mut wf = WrittenFile::new(
+        path,
+        bytes,
+        sha,
+        match sample {
+            RawSample::F32 => "r32",
+            RawSample::U16 { .. } => "r16",
+        },
+    );
     if let RawSample::U16 { scale, offset } = sample {
         wf.height_scale = Some(scale);
         wf.height_offset = Some(offset);
@@ -77,7 +80,7 @@ pub fn write_raw_from(path: &Path, src: &dyn HeightSource, sample: RawSample, or
 mod tests {
     use super::*;
     use crate::source::RawFileSource;
-    use crate::{MemSource, Grid};
+    use crate::{Grid, MemSource};
 
     #[test]
     fn r16_and_r32_round_trip_in_both_row_orders() {

@@ -28,10 +28,10 @@ use super::geotiff::{write_geotiff_from, GeoTiffOptions, TiffSample};
 use super::png16::{write_png16_from, write_world_file, Png16Options};
 use super::preset::Preset;
 use super::raw::write_raw_from;
-use crate::source::{scan_min_max, RawSample, Resampled, Window};
 use super::ter::{write_ter_from, TerEncoding};
 use super::vrt::{write_vrt, VrtTile};
-use crate::{u16_full_scale_offset, u16_scale_offset, HeightSource, Grid, RowOrder, WrittenFile};
+use crate::source::{scan_min_max, RawSample, Resampled, Window};
+use crate::{u16_full_scale_offset, u16_scale_offset, Grid, HeightSource, RowOrder, WrittenFile};
 
 /// An output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -174,11 +174,7 @@ impl ExportSpec {
     /// The outputs of a bake folder (`height.tif`, `height_u16.tif`, `height.png`, …).
     pub fn for_bake(choice: &ExportChoice, citation: String) -> Self {
         Self {
-            outputs: choice
-                .formats
-                .iter()
-                .map(|&f| Output { format: f, stem: f.bake_stem().to_string(), ext: f.extension().to_string() })
-                .collect(),
+            outputs: choice.formats.iter().map(|&f| Output { format: f, stem: f.bake_stem().to_string(), ext: f.extension().to_string() }).collect(),
             preset: choice.preset,
             size: choice.size,
             tiles: choice.tiles,
@@ -303,12 +299,7 @@ fn plan(g0: &Grid, preset: Option<Preset>, size: Option<u32>, tiles: Option<Tile
     let (n, tile_posts) = match preset {
         Some(p) => {
             if g0.cols != g0.rows {
-                bail!(
-                    "the {} preset needs a square grid, this one is {}x{} posts (bake a square --region)",
-                    p.name(),
-                    g0.cols,
-                    g0.rows
-                );
+                bail!("the {} preset needs a square grid, this one is {}x{} posts (bake a square --region)", p.name(), g0.cols, g0.rows);
             }
             let (n, t) = preset_sizes(p, g0.cols, size, tiles)?;
             (Some(n), t)
@@ -343,13 +334,7 @@ pub fn check_choice(choice: &ExportChoice, cols: u32, rows: u32) -> Result<()> {
 /// Write `src` as `spec` says into `dir`. `min_max` is the source's finite height range when
 /// the caller knows it (a bake does); `on_file(total)` is called after each height file with
 /// the number of height files the export writes.
-pub fn export(
-    src: &dyn HeightSource,
-    min_max: Option<(f32, f32)>,
-    spec: &ExportSpec,
-    dir: &Path,
-    on_file: &(dyn Fn(u64) + Sync),
-) -> Result<ExportReport> {
+pub fn export(src: &dyn HeightSource, min_max: Option<(f32, f32)>, spec: &ExportSpec, dir: &Path, on_file: &(dyn Fn(u64) + Sync)) -> Result<ExportReport> {
     let g0 = src.grid();
     g0.check_dims()?;
     if spec.outputs.is_empty() {
@@ -397,11 +382,7 @@ pub fn export(
     // 3. One encoding per format for the whole export (shared tile edges decode identically).
     let u16_tif = u16_scale_offset(hmin, hmax);
     let u16_full = u16_full_scale_offset(hmin, hmax);
-    let ter = if spec.outputs.iter().any(|o| o.format == Format::Ter) {
-        Some(TerEncoding::for_range(hmin, hmax, g.spacing)?)
-    } else {
-        None
-    };
+    let ter = if spec.outputs.iter().any(|o| o.format == Format::Ter) { Some(TerEncoding::for_range(hmin, hmax, g.spacing)?) } else { None };
     let raw_order = spec.preset.map_or(RowOrder::NorthFirst, Preset::raw_row_order);
 
     // 4. Write every (output, tile) pair; tiles of one format in parallel (the PNG encoder is
@@ -502,12 +483,7 @@ pub fn export(
 
 /// Split `OUT` into its folder and stem (`out/map.ter` → (`out`, `map`)).
 pub fn dir_and_stem(path: &Path) -> Result<(PathBuf, String)> {
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .filter(|s| !s.is_empty())
-        .with_context(|| format!("{} has no file name", path.display()))?
-        .to_string();
+    let stem = path.file_stem().and_then(|s| s.to_str()).filter(|s| !s.is_empty()).with_context(|| format!("{} has no file name", path.display()))?.to_string();
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -563,8 +539,14 @@ mod tests {
         assert_eq!(
             names,
             [
-                "height_x0_y0.r32", "height_x1_y0.r32", "height_x0_y1.r32", "height_x1_y1.r32",
-                "height_u16_x0_y0.tif", "height_u16_x1_y0.tif", "height_u16_x0_y1.tif", "height_u16_x1_y1.tif",
+                "height_x0_y0.r32",
+                "height_x1_y0.r32",
+                "height_x0_y1.r32",
+                "height_x1_y1.r32",
+                "height_u16_x0_y0.tif",
+                "height_u16_x1_y0.tif",
+                "height_u16_x0_y1.tif",
+                "height_u16_x1_y1.tif",
                 "height_u16.vrt"
             ]
         );

@@ -24,9 +24,9 @@ use std::path::{Path, PathBuf};
 
 use sha2::Digest;
 
-use crate::source::{check_block, read_exact_at, rows_per_block};
-use crate::{hex, invalid, HashingWriter, HeightSource, Grid, RowOrder, WrittenFile};
 use crate::fsutil::write_atomic_with;
+use crate::source::{check_block, read_exact_at, rows_per_block};
+use crate::{hex, invalid, Grid, HashingWriter, HeightSource, RowOrder, WrittenFile};
 
 /// Planet radius written in `CRAD` (km): Terragen's default (§1.3). Unused while `CRVM` = 0.
 pub const CRAD_KM: f32 = 6370.0;
@@ -138,11 +138,7 @@ pub fn write_ter_from(path: &Path, src: &dyn HeightSource, enc: &TerEncoding) ->
             src.wait_rows(r0, n)?;
             src.read_rows(r0, n, &mut block)?;
             if let Some(i) = block.iter().position(|h| h.is_nan()) {
-                return Err(invalid(format!(
-                    "post ({}, {}) has no height (NaN); the .ter format has no nodata value",
-                    i % cols,
-                    r0 as usize + i / cols
-                )));
+                return Err(invalid(format!("post ({}, {}) has no height (NaN); the .ter format has no nodata value", i % cols, r0 as usize + i / cols)));
             }
             bytes.clear();
             bytes.extend(block.iter().flat_map(|&h| enc.encode(h).to_le_bytes()));
@@ -281,9 +277,7 @@ fn parse_header(head: &[u8], len: u64) -> Result<TerHeader, String> {
                 let data_offset = pos as u64 + 4;
                 let want = data_offset + 2 * u64::from(xpts) * u64::from(ypts);
                 if want > len {
-                    return Err(format!(
-                        "truncated: ALTW holds {xpts}x{ypts} elevations, which need {want} bytes, but the file has {len}"
-                    ));
+                    return Err(format!("truncated: ALTW holds {xpts}x{ypts} elevations, which need {want} bytes, but the file has {len}"));
                 }
                 let hs = i16::from_le_bytes([head[pos], head[pos + 1]]);
                 let bh = i16::from_le_bytes([head[pos + 2], head[pos + 3]]);

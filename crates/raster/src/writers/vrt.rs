@@ -13,8 +13,8 @@ use std::io;
 use std::path::Path;
 
 use super::geotiff::TiffSample;
-use crate::{Grid, WrittenFile, U16_NODATA};
 use crate::fsutil::write_atomic;
+use crate::{Grid, WrittenFile, U16_NODATA};
 
 /// One tile of the mosaic: its file name and where its posts start in the mosaic.
 pub struct VrtTile<'a> {
@@ -37,18 +37,8 @@ pub fn write_vrt(path: &Path, grid: &Grid, tiles: &[VrtTile], sample: TiffSample
     };
     let mut x = String::new();
     let _ = writeln!(x, r#"<VRTDataset rasterXSize="{}" rasterYSize="{}">"#, grid.cols, grid.rows);
-    let _ = writeln!(
-        x,
-        r#"  <SRS dataAxisToSRSAxisMapping="1,2">{}</SRS>"#,
-        xml_escape(&local_cs_wkt(citation))
-    );
-    let _ = writeln!(
-        x,
-        "  <GeoTransform>{:?}, {s:?}, 0.0, {:?}, 0.0, {:?}</GeoTransform>",
-        grid.x0 - s / 2.0,
-        grid.north_z() + s / 2.0,
-        -s
-    );
+    let _ = writeln!(x, r#"  <SRS dataAxisToSRSAxisMapping="1,2">{}</SRS>"#, xml_escape(&local_cs_wkt(citation)));
+    let _ = writeln!(x, "  <GeoTransform>{:?}, {s:?}, 0.0, {:?}, 0.0, {:?}</GeoTransform>", grid.x0 - s / 2.0, grid.north_z() + s / 2.0, -s);
     let _ = writeln!(x, r#"  <Metadata>"#);
     let _ = writeln!(x, r#"    <MDI key="AREA_OR_POINT">Point</MDI>"#);
     let _ = writeln!(x, r#"  </Metadata>"#);
@@ -65,17 +55,9 @@ pub fn write_vrt(path: &Path, grid: &Grid, tiles: &[VrtTile], sample: TiffSample
         let _ = writeln!(x, "    <SimpleSource>");
         let _ = writeln!(x, r#"      <SourceFilename relativeToVRT="1">{}</SourceFilename>"#, xml_escape(t.file));
         let _ = writeln!(x, "      <SourceBand>1</SourceBand>");
-        let _ = writeln!(
-            x,
-            r#"      <SourceProperties RasterXSize="{}" RasterYSize="{}" DataType="{dtype}" />"#,
-            t.cols, t.rows
-        );
+        let _ = writeln!(x, r#"      <SourceProperties RasterXSize="{}" RasterYSize="{}" DataType="{dtype}" />"#, t.cols, t.rows);
         let _ = writeln!(x, r#"      <SrcRect xOff="0" yOff="0" xSize="{}" ySize="{}" />"#, t.cols, t.rows);
-        let _ = writeln!(
-            x,
-            r#"      <DstRect xOff="{}" yOff="{}" xSize="{}" ySize="{}" />"#,
-            t.col, t.row_from_north, t.cols, t.rows
-        );
+        let _ = writeln!(x, r#"      <DstRect xOff="{}" yOff="{}" xSize="{}" ySize="{}" />"#, t.col, t.row_from_north, t.cols, t.rows);
         let _ = writeln!(x, "    </SimpleSource>");
     }
     let _ = writeln!(x, "  </VRTRasterBand>");

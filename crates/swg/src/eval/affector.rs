@@ -1,10 +1,7 @@
 //! Height affectors (swg-trn §5.7, §5.8, §5.12). Mirrored by `kernels/affector.wgsl`.
 
 use super::feather::feather;
-use crate::plan::{
-    AffectorRecord, BakePlan, RoadRecord, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, AFFECTOR_HEIGHT_TERRACE,
-    AFFECTOR_ROAD,
-};
+use crate::plan::{AffectorRecord, BakePlan, RoadRecord, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, AFFECTOR_HEIGHT_TERRACE, AFFECTOR_ROAD};
 
 /// Apply a height operation with value `c` and amount `t` (swg-trn §5.7). Unknown
 /// operations leave the height unchanged.

@@ -72,9 +72,7 @@ pub fn boundary_polygon(b: &BoundaryRecord, points: &[[f32; 2]], x: f32, z: f32)
     let mut inside = false;
     let mut last = pts[pts.len() - 1];
     for &p in pts {
-        if ((p[1] <= z && z < last[1]) || (last[1] <= z && z < p[1]))
-            && (z - p[1]) * (last[0] - p[0]) / (last[1] - p[1]) + p[0] > x
-        {
+        if ((p[1] <= z && z < last[1]) || (last[1] <= z && z < p[1])) && (z - p[1]) * (last[0] - p[0]) / (last[1] - p[1]) + p[0] > x {
             inside = !inside;
         }
         last = p;

@@ -9,12 +9,15 @@
 //! amount is set to 0, and nothing in a subtree has a side effect unless T > 0).
 
 use super::affector::{apply_height_affector, height_operation};
-use super::row_ops;
-use crate::lanes::Lanes;
 use super::boundary::{boundary_influence, boundary_span};
 use super::feather::feather;
 use super::filter::filter_value_height_pass;
-use crate::plan::{moves_height, AffectorRecord, BakePlan, BoundaryRecord, FilterRecord, TileList, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, BOUNDARY_CIRCLE, BOUNDARY_RECTANGLE, FILTER_FRACTAL, FILTER_HEIGHT, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH};
+use super::row_ops;
+use crate::lanes::Lanes;
+use crate::plan::{
+    moves_height, AffectorRecord, BakePlan, BoundaryRecord, FilterRecord, TileList, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, BOUNDARY_CIRCLE,
+    BOUNDARY_RECTANGLE, FILTER_FRACTAL, FILTER_HEIGHT, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH,
+};
 
 /// Scratch space for [`height_row`], reused across rows.
 #[derive(Default)]
@@ -28,7 +31,6 @@ pub struct RowScratch {
     /// Fractal values of the current filter or affector, from [`crate::noise::Fractal::value_row`].
     fractal: Vec<f32>,
 }
-
 
 /// Heights of the posts at `xs` (ascending, all at the same `z`) into `out`, walking
 /// `tile`, at the process's lane width (`crate::lanes::width`).
@@ -69,7 +71,17 @@ pub(crate) trait RowPass {
     ///
     /// # Safety
     /// The CPU must have `L`'s instructions.
-    unsafe fn filter<L: Lanes>(&mut self, plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, extent: Option<&[[f32; 4]]>, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]);
+    unsafe fn filter<L: Lanes>(
+        &mut self,
+        plan: &BakePlan,
+        f: &FilterRecord,
+        xs: &[f32],
+        z: f32,
+        extent: Option<&[[f32; 4]]>,
+        range: std::ops::Range<usize>,
+        amount: &mut [f32],
+        fractal: &mut [f32],
+    );
     /// Apply a layer's affectors, in order, to every lane with amount `t[l]` > 0.
     ///
     /// # Safety
@@ -84,7 +96,17 @@ pub(crate) struct HeightRow<'a> {
 
 impl RowPass for HeightRow<'_> {
     #[inline(always)]
-    unsafe fn filter<L: Lanes>(&mut self, plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, extent: Option<&[[f32; 4]]>, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) {
+    unsafe fn filter<L: Lanes>(
+        &mut self,
+        plan: &BakePlan,
+        f: &FilterRecord,
+        xs: &[f32],
+        z: f32,
+        extent: Option<&[[f32; 4]]>,
+        range: std::ops::Range<usize>,
+        amount: &mut [f32],
+        fractal: &mut [f32],
+    ) {
         if lane_filter::<L>(plan, f, xs, z, self.out, range.clone(), amount, fractal) {
             return;
         }
@@ -131,7 +153,17 @@ impl TraceRow<'_> {
 /// stopped. Bit-identical per lane to the per-post trace walk's first `count` slots
 /// (`crate::surface`), which a test asserts.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn trace_row(width: crate::lanes::Width, plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, count: usize, out: &mut [f32], slots: &mut [f32], s: &mut RowScratch) {
+pub(crate) fn trace_row(
+    width: crate::lanes::Width,
+    plan: &BakePlan,
+    tile: &TileList,
+    xs: &[f32],
+    z: f32,
+    count: usize,
+    out: &mut [f32],
+    slots: &mut [f32],
+    s: &mut RowScratch,
+) {
     crate::with_lanes_at!(
         width,
         |L; plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, count: usize, out: &mut [f32], slots: &mut [f32], s: &mut RowScratch| -> () {
@@ -155,7 +187,17 @@ impl RowPass for TraceRow<'_> {
     }
 
     #[inline(always)]
-    unsafe fn filter<L: Lanes>(&mut self, plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, extent: Option<&[[f32; 4]]>, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) {
+    unsafe fn filter<L: Lanes>(
+        &mut self,
+        plan: &BakePlan,
+        f: &FilterRecord,
+        xs: &[f32],
+        z: f32,
+        extent: Option<&[[f32; 4]]>,
+        range: std::ops::Range<usize>,
+        amount: &mut [f32],
+        fractal: &mut [f32],
+    ) {
         self.height.filter::<L>(plan, f, xs, z, extent, range, amount, fractal)
     }
 
@@ -302,7 +344,16 @@ pub(crate) unsafe fn walk_row<L: Lanes, P: RowPass>(plan: &BakePlan, tile: &Tile
 /// filter_value_height_pass). False for the other kinds, which each pass evaluates per lane.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn lane_filter<L: Lanes>(plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, heights: &[f32], range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) -> bool {
+pub(crate) unsafe fn lane_filter<L: Lanes>(
+    plan: &BakePlan,
+    f: &FilterRecord,
+    xs: &[f32],
+    z: f32,
+    heights: &[f32],
+    range: std::ops::Range<usize>,
+    amount: &mut [f32],
+    fractal: &mut [f32],
+) -> bool {
     if fractal_filter_lanes::<L>(plan, f, xs, z, range.clone(), amount, fractal) {
         return true;
     }
@@ -316,7 +367,15 @@ pub(crate) unsafe fn lane_filter<L: Lanes>(plan: &BakePlan, f: &FilterRecord, xs
 /// FFRA over the live lanes `range`, when `f` is one with a fractal: row-evaluated, equal
 /// per lane to the `fr.value(x, z)` of filter_value_height_pass. False for other filters.
 #[inline(always)]
-unsafe fn fractal_filter_lanes<L: Lanes>(plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) -> bool {
+unsafe fn fractal_filter_lanes<L: Lanes>(
+    plan: &BakePlan,
+    f: &FilterRecord,
+    xs: &[f32],
+    z: f32,
+    range: std::ops::Range<usize>,
+    amount: &mut [f32],
+    fractal: &mut [f32],
+) -> bool {
     if f.kind != FILTER_FRACTAL {
         return false;
     }
@@ -331,7 +390,14 @@ unsafe fn fractal_filter_lanes<L: Lanes>(plan: &BakePlan, f: &FilterRecord, xs: 
 /// The scalar rest of a filter (the kinds [`lane_filter`] leaves): each lane of `range` still
 /// in the layer takes the smaller of its amount and the feathered `value(lane, extent)`.
 #[inline(always)]
-pub(crate) fn scalar_filter_lanes(plan: &BakePlan, f: &FilterRecord, extent: Option<&[[f32; 4]]>, range: std::ops::Range<usize>, amount: &mut [f32], mut value: impl FnMut(usize, [f32; 4]) -> f32) {
+pub(crate) fn scalar_filter_lanes(
+    plan: &BakePlan,
+    f: &FilterRecord,
+    extent: Option<&[[f32; 4]]>,
+    range: std::ops::Range<usize>,
+    amount: &mut [f32],
+    mut value: impl FnMut(usize, [f32; 4]) -> f32,
+) {
     let half = plan.half_width;
     for l in range {
         if amount[l] > 0.0 {
@@ -460,7 +526,16 @@ unsafe fn operation_lanes<L: Lanes>(op: i32, operand: Operand, t: &[f32], out: &
 /// leave the heights alone, as `apply_height_affector` does).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn height_affector_lanes<L: Lanes>(plan: &BakePlan, a: &AffectorRecord, xs: &[f32], z: f32, t: &[f32], range: std::ops::Range<usize>, out: &mut [f32], fractal_values: &mut [f32]) {
+pub(crate) unsafe fn height_affector_lanes<L: Lanes>(
+    plan: &BakePlan,
+    a: &AffectorRecord,
+    xs: &[f32],
+    z: f32,
+    t: &[f32],
+    range: std::ops::Range<usize>,
+    out: &mut [f32],
+    fractal_values: &mut [f32],
+) {
     match a.kind {
         AFFECTOR_HEIGHT_FRACTAL if (a.index as usize) < plan.fractals.len() => {
             // Equal per lane to apply_height_affector's `f.value(x, z) * a.value`.

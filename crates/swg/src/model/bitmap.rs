@@ -34,35 +34,15 @@ pub enum BitmapError {
         source: Box<BitmapError>,
     },
     #[error("unsupported TGA image type {image_type} (expected {expected})")]
-    UnsupportedImageType {
-        image_type: u8,
-        expected: &'static str,
-    },
-    #[error(
-        "unsupported TGA: {bits} bits per pixel for image type {image_type} (expected {expected})"
-    )]
-    UnsupportedBitsPerPixel {
-        image_type: u8,
-        bits: u8,
-        expected: &'static str,
-    },
+    UnsupportedImageType { image_type: u8, expected: &'static str },
+    #[error("unsupported TGA: {bits} bits per pixel for image type {image_type} (expected {expected})")]
+    UnsupportedBitsPerPixel { image_type: u8, bits: u8, expected: &'static str },
     #[error("unsupported TGA: colour-mapped (colour map type {color_map_type}); SWG bitmaps have no colour map")]
     ColorMapped { color_map_type: u8 },
-    #[error(
-        "truncated TGA: {what} needs {needed} bytes at offset {offset}, but the data has {len}"
-    )]
-    Truncated {
-        what: &'static str,
-        offset: usize,
-        needed: usize,
-        len: usize,
-    },
+    #[error("truncated TGA: {what} needs {needed} bytes at offset {offset}, but the data has {len}")]
+    Truncated { what: &'static str, offset: usize, needed: usize, len: usize },
     #[error("TGA size {width}x{height} rejected: {reason}")]
-    HostileSize {
-        width: u32,
-        height: u32,
-        reason: &'static str,
-    },
+    HostileSize { width: u32, height: u32, reason: &'static str },
 }
 
 /// A greyscale bitmap with row 0 = the SOUTH (bottom) row, as swg-trn
@@ -87,23 +67,12 @@ struct TgaHeader {
 }
 
 fn truncated(what: &'static str, offset: usize, needed: usize, len: usize) -> BitmapError {
-    BitmapError::Truncated {
-        what,
-        offset,
-        needed,
-        len,
-    }
+    BitmapError::Truncated { what, offset, needed, len }
 }
 
 /// Parses and validates the header against the caller's accepted image types
 /// (uncompressed, RLE) and bits per pixel.
-fn parse_header(
-    bytes: &[u8],
-    types: [u8; 2],
-    types_text: &'static str,
-    bits_ok: &[u8],
-    bits_text: &'static str,
-) -> Result<TgaHeader, BitmapError> {
+fn parse_header(bytes: &[u8], types: [u8; 2], types_text: &'static str, bits_ok: &[u8], bits_text: &'static str) -> Result<TgaHeader, BitmapError> {
     if bytes.len() < HEADER_LEN {
         return Err(truncated("header", 0, HEADER_LEN, bytes.len()));
     }
@@ -116,46 +85,25 @@ fn parse_header(
     let bits = bytes[16];
 
     if !types.contains(&image_type) {
-        return Err(BitmapError::UnsupportedImageType {
-            image_type,
-            expected: types_text,
-        });
+        return Err(BitmapError::UnsupportedImageType { image_type, expected: types_text });
     }
     if color_map_type != 0 {
         return Err(BitmapError::ColorMapped { color_map_type });
     }
     if !bits_ok.contains(&bits) {
-        return Err(BitmapError::UnsupportedBitsPerPixel {
-            image_type,
-            bits,
-            expected: bits_text,
-        });
+        return Err(BitmapError::UnsupportedBitsPerPixel { image_type, bits, expected: bits_text });
     }
     if width == 0 || height == 0 {
-        return Err(BitmapError::HostileSize {
-            width,
-            height,
-            reason: "empty image",
-        });
+        return Err(BitmapError::HostileSize { width, height, reason: "empty image" });
     }
     if width as u64 * height as u64 > MAX_PIXELS {
-        return Err(BitmapError::HostileSize {
-            width,
-            height,
-            reason: "more than 2^28 pixels",
-        });
+        return Err(BitmapError::HostileSize { width, height, reason: "more than 2^28 pixels" });
     }
     let data_offset = HEADER_LEN + id_len;
     if bytes.len() < data_offset {
         return Err(truncated("image id field", HEADER_LEN, id_len, bytes.len()));
     }
-    Ok(TgaHeader {
-        image_type,
-        width,
-        height,
-        bits,
-        data_offset,
-    })
+    Ok(TgaHeader { image_type, width, height, bits, data_offset })
 }
 
 /// The pixel data must hold at least this many bytes: all of it when uncompressed, and for RLE
@@ -238,24 +186,15 @@ impl Bitmap {
 
     /// Reads and decodes a greyscale TGA file.
     pub fn load_tga(path: &Path) -> Result<Self, BitmapError> {
-        let bytes = std::fs::read(path).map_err(|source| BitmapError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::from_tga_bytes(&bytes).map_err(|e| BitmapError::InFile {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        })
+        let bytes = std::fs::read(path).map_err(|source| BitmapError::Io { path: path.to_path_buf(), source })?;
+        Self::from_tga_bytes(&bytes).map_err(|e| BitmapError::InFile { path: path.to_path_buf(), source: Box::new(e) })
     }
 
     /// Pixel at column `col`, row `row_from_bottom` (row 0 = south edge,
     /// swg-trn §3.6). Panics when out of range, like slice indexing.
     #[inline]
     pub fn pixel(&self, col: u32, row_from_bottom: u32) -> u8 {
-        assert!(
-            col < self.width && row_from_bottom < self.height,
-            "pixel out of range"
-        );
+        assert!(col < self.width && row_from_bottom < self.height, "pixel out of range");
         self.pixels[row_from_bottom as usize * self.width as usize + col as usize]
     }
 
@@ -287,11 +226,7 @@ impl Bitmap {
         let p10 = self.pixel(i1, j0) as f32;
         let p01 = self.pixel(i0, j1) as f32;
         let p11 = self.pixel(i1, j1) as f32;
-        ((1.0 - fv) * (1.0 - fu) * p00
-            + (1.0 - fv) * fu * p10
-            + fv * (1.0 - fu) * p01
-            + fv * fu * p11)
-            / 255.0
+        ((1.0 - fv) * (1.0 - fu) * p00 + (1.0 - fv) * fu * p10 + fv * (1.0 - fu) * p01 + fv * fu * p11) / 255.0
     }
 }
 
@@ -312,15 +247,7 @@ mod tests {
     use super::*;
 
     /// Builds a TGA: header, optional id field, pixel payload as given.
-    fn tga(
-        image_type: u8,
-        w: u16,
-        h: u16,
-        bits: u8,
-        descriptor: u8,
-        id: &[u8],
-        data: &[u8],
-    ) -> Vec<u8> {
+    fn tga(image_type: u8, w: u16, h: u16, bits: u8, descriptor: u8, id: &[u8], data: &[u8]) -> Vec<u8> {
         let mut v = vec![id.len() as u8, 0, image_type, 0, 0, 0, 0, 0, 0, 0, 0, 0];
         v.extend_from_slice(&w.to_le_bytes());
         v.extend_from_slice(&h.to_le_bytes());
@@ -340,14 +267,11 @@ mod tests {
     fn origins_agree() {
         let a = Bitmap::from_tga_bytes(&bottom_up()).unwrap();
         // Top-left origin: top row stored first; with an id field to skip.
-        let b = Bitmap::from_tga_bytes(&tga(3, 3, 2, 8, 0x28, b"hello", &[40, 50, 60, 10, 20, 30]))
-            .unwrap();
+        let b = Bitmap::from_tga_bytes(&tga(3, 3, 2, 8, 0x28, b"hello", &[40, 50, 60, 10, 20, 30])).unwrap();
         // Bottom-right origin: rows bottom-up, each right to left.
-        let c =
-            Bitmap::from_tga_bytes(&tga(3, 3, 2, 8, 0x18, &[], &[30, 20, 10, 60, 50, 40])).unwrap();
+        let c = Bitmap::from_tga_bytes(&tga(3, 3, 2, 8, 0x18, &[], &[30, 20, 10, 60, 50, 40])).unwrap();
         // Top-right origin.
-        let d =
-            Bitmap::from_tga_bytes(&tga(3, 3, 2, 8, 0x38, &[], &[60, 50, 40, 30, 20, 10])).unwrap();
+        let d = Bitmap::from_tga_bytes(&tga(3, 3, 2, 8, 0x38, &[], &[60, 50, 40, 30, 20, 10])).unwrap();
         assert_eq!((a.width, a.height), (3, 2));
         assert_eq!(a.pixel(0, 0), 10);
         assert_eq!(a.pixel(2, 0), 30);
@@ -363,10 +287,7 @@ mod tests {
         let mut v = bottom_up();
         v.extend_from_slice(&[0u8; 8]);
         v.extend_from_slice(b"TRUEVISION-XFILE.\0");
-        assert_eq!(
-            Bitmap::from_tga_bytes(&v).unwrap(),
-            Bitmap::from_tga_bytes(&bottom_up()).unwrap()
-        );
+        assert_eq!(Bitmap::from_tga_bytes(&v).unwrap(), Bitmap::from_tga_bytes(&bottom_up()).unwrap());
     }
 
     #[test]
@@ -382,36 +303,21 @@ mod tests {
         let c = Bitmap::from_tga_bytes(&tga(11, 2, 2, 8, 0, &[], &[0xff, 5])).unwrap();
         assert_eq!(c.pixels, vec![5; 4]);
         // Missing packets: error.
-        assert!(matches!(
-            Bitmap::from_tga_bytes(&tga(11, 4, 2, 8, 0, &[], &[0x82, 7])),
-            Err(BitmapError::Truncated { .. })
-        ));
+        assert!(matches!(Bitmap::from_tga_bytes(&tga(11, 4, 2, 8, 0, &[], &[0x82, 7])), Err(BitmapError::Truncated { .. })));
     }
 
     #[test]
     fn rejections() {
         let e = Bitmap::from_tga_bytes(&tga(2, 1, 1, 24, 0, &[], &[1, 2, 3])).unwrap_err();
-        assert!(
-            matches!(e, BitmapError::UnsupportedImageType { image_type: 2, .. }),
-            "{e}"
-        );
+        assert!(matches!(e, BitmapError::UnsupportedImageType { image_type: 2, .. }), "{e}");
         let e = Bitmap::from_tga_bytes(&tga(1, 1, 1, 8, 0, &[], &[1])).unwrap_err();
-        assert!(
-            matches!(e, BitmapError::UnsupportedImageType { image_type: 1, .. }),
-            "{e}"
-        );
+        assert!(matches!(e, BitmapError::UnsupportedImageType { image_type: 1, .. }), "{e}");
         let e = Bitmap::from_tga_bytes(&tga(3, 1, 1, 16, 0, &[], &[1, 2])).unwrap_err();
-        assert!(
-            matches!(e, BitmapError::UnsupportedBitsPerPixel { bits: 16, .. }),
-            "{e}"
-        );
+        assert!(matches!(e, BitmapError::UnsupportedBitsPerPixel { bits: 16, .. }), "{e}");
         let mut cm = bottom_up();
         cm[1] = 1;
         let e = Bitmap::from_tga_bytes(&cm).unwrap_err();
-        assert!(
-            matches!(e, BitmapError::ColorMapped { color_map_type: 1 }),
-            "{e}"
-        );
+        assert!(matches!(e, BitmapError::ColorMapped { color_map_type: 1 }), "{e}");
         let e = Bitmap::from_tga_bytes(&tga(3, 0, 5, 8, 0, &[], &[])).unwrap_err();
         assert!(matches!(e, BitmapError::HostileSize { .. }), "{e}");
         let e = Bitmap::from_tga_bytes(&tga(3, 65535, 65535, 8, 0, &[], &[0; 64])).unwrap_err();
@@ -455,16 +361,10 @@ mod tests {
         // Centre of the first cell: mean of 10, 20, 40, 50.
         assert!((b.sample_bilinear(0.5, 0.5) - 30.0 / 255.0).abs() < 1e-7);
         // Bilinear, not nearest: (1.25, 0.75).
-        let want =
-            (0.25 * 0.75 * 20.0 + 0.25 * 0.25 * 30.0 + 0.75 * 0.75 * 50.0 + 0.75 * 0.25 * 60.0)
-                / 255.0;
+        let want = (0.25 * 0.75 * 20.0 + 0.25 * 0.25 * 30.0 + 0.75 * 0.75 * 50.0 + 0.75 * 0.25 * 60.0) / 255.0;
         assert!((b.sample_bilinear(1.25, 0.75) - want).abs() < 1e-6);
         // 255 everywhere gives exactly 1.0 (step 4 of §5.6 then applies downstream).
-        let w = Bitmap {
-            width: 2,
-            height: 2,
-            pixels: vec![255; 4],
-        };
+        let w = Bitmap { width: 2, height: 2, pixels: vec![255; 4] };
         assert_eq!(w.sample_bilinear(0.3, 0.7), 1.0);
     }
 
@@ -484,10 +384,7 @@ mod tests {
         assert_eq!(r, vec![[10, 20, 30], [10, 20, 30], [10, 20, 30], [1, 2, 3]]);
         // Greyscale is not a colour ramp; truncation errors.
         assert!(load_color_ramp_tga(&bottom_up()).is_err());
-        assert!(matches!(
-            load_color_ramp_tga(&tga(2, 4, 1, 24, 0, &[], &[1, 2, 3])),
-            Err(BitmapError::Truncated { .. })
-        ));
+        assert!(matches!(load_color_ramp_tga(&tga(2, 4, 1, 24, 0, &[], &[1, 2, 3])), Err(BitmapError::Truncated { .. })));
     }
 
     /// xorshift64, so the test needs no RNG crate.
@@ -506,15 +403,7 @@ mod tests {
         let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
         let seeds = [
             bottom_up(),
-            tga(
-                11,
-                4,
-                2,
-                8,
-                0x28,
-                &[],
-                &[0x82, 7, 0x01, 1, 2, 0x00, 3, 0x81, 9],
-            ),
+            tga(11, 4, 2, 8, 0x28, &[], &[0x82, 7, 0x01, 1, 2, 0x00, 3, 0x81, 9]),
             tga(2, 3, 1, 24, 0, &[], &[3, 2, 1, 6, 5, 4, 9, 8, 7]),
             tga(10, 4, 1, 32, 0x20, b"x", &[0x83, 1, 2, 3, 4]),
         ];
@@ -630,16 +519,12 @@ mod tests {
 
     #[test]
     fn real_mustafar_height() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/data/swg/terrain/mustafar_height.tga");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/swg/terrain/mustafar_height.tga");
         if !path.exists() {
             if std::env::var("CI").as_deref() == Ok("true") {
                 panic!("{} is missing and CI=true", path.display());
             }
-            eprintln!(
-                "skipping real_mustafar_height: {} not found",
-                path.display()
-            );
+            eprintln!("skipping real_mustafar_height: {} not found", path.display());
             return;
         }
         let b = Bitmap::load_tga(&path).unwrap();

@@ -5,8 +5,8 @@
 //! decoder and its encoder from the same field list, so reader and writer cannot drift.
 
 use crate::iff::{Chunk, Form, FormatError, Node, Tag};
-use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// A field that can be decoded from and encoded to a chunk payload.
 pub trait Codec: Sized {
@@ -35,10 +35,7 @@ impl<'a> PayloadReader<'a> {
     }
     pub fn bytes(&mut self, n: usize, what: &str) -> Result<&'a [u8], FormatError> {
         if self.remaining() < n {
-            return Err(self.error(format!(
-                "truncated: {what} needs {n} bytes, {} left in the chunk",
-                self.remaining()
-            )));
+            return Err(self.error(format!("truncated: {what} needs {n} bytes, {} left in the chunk", self.remaining())));
         }
         let s = &self.data[self.pos..self.pos + n];
         self.pos += n;
@@ -157,10 +154,7 @@ impl<T: Codec + MinSize> Codec for Vec<T> {
     fn decode(r: &mut PayloadReader) -> Result<Self, FormatError> {
         let n: i32 = r.read()?;
         if n < 0 || (n as usize).saturating_mul(T::MIN_SIZE) > r.remaining() {
-            return Err(r.error(format!(
-                "count {n} does not fit the {} bytes left in the chunk",
-                r.remaining()
-            )));
+            return Err(r.error(format!("count {n} does not fit the {} bytes left in the chunk", r.remaining())));
         }
         (0..n).map(|_| T::decode(r)).collect()
     }
@@ -244,11 +238,7 @@ impl<'a> FormReader<'a> {
             _ => Err(FormatError::new(
                 path,
                 node.offset(),
-                format!(
-                    "expected FORM {}, found {}",
-                    tag.map(|t| Tag(*t).to_string()).unwrap_or_else(|| "(any)".into()),
-                    describe(node)
-                ),
+                format!("expected FORM {}, found {}", tag.map(|t| Tag(*t).to_string()).unwrap_or_else(|| "(any)".into()), describe(node)),
             )),
         }
     }
@@ -341,11 +331,7 @@ impl<'a> FormReader<'a> {
     pub fn end(&self) -> Result<(), FormatError> {
         match self.peek() {
             None => Ok(()),
-            Some(n) => Err(FormatError::new(
-                self.next_path(),
-                n.offset(),
-                format!("unexpected {} in FORM {}", describe(n), self.form.tag),
-            )),
+            Some(n) => Err(FormatError::new(self.next_path(), n.offset(), format!("unexpected {} in FORM {}", describe(n), self.form.tag))),
         }
     }
 }

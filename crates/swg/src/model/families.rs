@@ -8,7 +8,9 @@ use crate::iff::{FormatError, Node};
 use serde::{Deserialize, Serialize};
 
 payload_struct! { pub struct ShaderChild { pub name: String, pub weight: f32 } }
-impl MinSize for ShaderChild { const MIN_SIZE: usize = 5; }
+impl MinSize for ShaderChild {
+    const MIN_SIZE: usize = 5;
+}
 
 payload_struct! {
     /// SFAM of SGRP 0006 (swg-trn §3.1).
@@ -24,7 +26,9 @@ payload_struct! {
         pub align_to_terrain: Bool32, pub should_scale: Bool32, pub min_scale: f32, pub max_scale: f32,
     }
 }
-impl MinSize for FloraChild { const MIN_SIZE: usize = 33; }
+impl MinSize for FloraChild {
+    const MIN_SIZE: usize = 33;
+}
 
 payload_struct! {
     /// FFAM of FGRP 0008 (swg-trn §3.2).
@@ -39,7 +43,9 @@ payload_struct! {
         pub displacement: f32, pub period: f32, pub align_to_terrain: Bool32, pub create_plus: Bool32,
     }
 }
-impl MinSize for RadialChildV3 { const MIN_SIZE: usize = 37; }
+impl MinSize for RadialChildV3 {
+    const MIN_SIZE: usize = 37;
+}
 
 payload_struct! {
     pub struct RadialChildV4 {
@@ -48,7 +54,9 @@ payload_struct! {
         pub displacement: f32, pub period: f32, pub align_to_terrain: Bool32, pub create_plus: Bool32,
     }
 }
-impl MinSize for RadialChildV4 { const MIN_SIZE: usize = 49; }
+impl MinSize for RadialChildV4 {
+    const MIN_SIZE: usize = 49;
+}
 
 /// Children of an RFAM; their layout depends on the RGRP version (swg-trn §3.3).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -169,9 +177,7 @@ impl<T: FamilyCodec> Group<T> {
 
     pub fn to_node(&self) -> Node {
         match self {
-            Group::Known { version, families } => {
-                form(T::GROUP, vec![version_form(*version, families.iter().map(|f| f.to_node(*version)).collect())])
-            }
+            Group::Known { version, families } => form(T::GROUP, vec![version_form(*version, families.iter().map(|f| f.to_node(*version)).collect())]),
             Group::Raw { raw } => raw.0.clone(),
         }
     }
@@ -242,14 +248,8 @@ impl FamilyCodec for EnvironmentFamily {
     fn read(f: &mut FormReader, _: u16) -> Result<Self, FormatError> {
         let mut e = f.form(Some(b"EFAM"))?;
         let mut r: PayloadReader = e.chunk(b"DATA")?;
-        let fam = EnvironmentFamily {
-            id: r.read()?,
-            name: r.read()?,
-            color: r.read()?,
-            feather_clamp: r.read()?,
-            trailing: Bytes(r.bytes_all()),
-            extra: Vec::new(),
-        };
+        let fam =
+            EnvironmentFamily { id: r.read()?, name: r.read()?, color: r.read()?, feather_clamp: r.read()?, trailing: Bytes(r.bytes_all()), extra: Vec::new() };
         let mut fam = fam;
         while let Some((n, _)) = e.take() {
             fam.extra.push(RawNode(n.clone()));
@@ -291,10 +291,7 @@ impl FamilyCodec for FractalFamily {
         let mut d = Vec::new();
         self.id.encode(&mut d);
         self.name.encode(&mut d);
-        form(
-            b"MFAM",
-            vec![chunk(b"DATA", d), form(b"MFRC", vec![version_form(1, vec![chunk_of(b"DATA", &self.fractal)])])],
-        )
+        form(b"MFAM", vec![chunk(b"DATA", d), form(b"MFRC", vec![version_form(1, vec![chunk_of(b"DATA", &self.fractal)])])])
     }
 }
 

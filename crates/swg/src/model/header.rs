@@ -134,10 +134,7 @@ impl<'de> Deserialize<'de> for Bytes {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use base64::Engine;
         let s = String::deserialize(d)?;
-        base64::engine::general_purpose::STANDARD
-            .decode(s.as_bytes())
-            .map(Bytes)
-            .map_err(|e| serde::de::Error::custom(format!("invalid base64: {e}")))
+        base64::engine::general_purpose::STANDARD.decode(s.as_bytes()).map(Bytes).map_err(|e| serde::de::Error::custom(format!("invalid base64: {e}")))
     }
 }
 
@@ -166,11 +163,7 @@ impl BakedMaps {
                 water: Bytes(f.chunk(b"WMAP")?.bytes_all()),
                 slope: Bytes(f.chunk(b"SMAP")?.bytes_all()),
             },
-            Some(1) => BakedMaps::Maps {
-                info: f.chunk_as(b"DATA")?,
-                water: Bytes(f.chunk(b"WMAP")?.bytes_all()),
-                slope: Bytes(f.chunk(b"SMAP")?.bytes_all()),
-            },
+            Some(1) => BakedMaps::Maps { info: f.chunk_as(b"DATA")?, water: Bytes(f.chunk(b"WMAP")?.bytes_all()), slope: Bytes(f.chunk(b"SMAP")?.bytes_all()) },
             _ => return Err(f.error(format!("unknown baked-map version {}", f.tag()))),
         };
         f.end()?;
@@ -179,14 +172,12 @@ impl BakedMaps {
 
     pub fn to_node(&self) -> Node {
         match self {
-            BakedMaps::Legacy { info, water, slope } => version_form(
-                0,
-                vec![chunk(b"DATA", info.0.clone()), chunk(b"WMAP", water.0.clone()), chunk(b"SMAP", slope.0.clone())],
-            ),
-            BakedMaps::Maps { info, water, slope } => version_form(
-                1,
-                vec![chunk_of(b"DATA", info), chunk(b"WMAP", water.0.clone()), chunk(b"SMAP", slope.0.clone())],
-            ),
+            BakedMaps::Legacy { info, water, slope } => {
+                version_form(0, vec![chunk(b"DATA", info.0.clone()), chunk(b"WMAP", water.0.clone()), chunk(b"SMAP", slope.0.clone())])
+            }
+            BakedMaps::Maps { info, water, slope } => {
+                version_form(1, vec![chunk_of(b"DATA", info), chunk(b"WMAP", water.0.clone()), chunk(b"SMAP", slope.0.clone())])
+            }
         }
     }
 
@@ -300,18 +291,12 @@ mod tests {
             bits |= v << (5 * i);
         }
         let data = bits.to_le_bytes()[..2].to_vec();
-        let m = PackedIntMap {
-            control: PackedMapControl { width: 3, height: 1, bits_per_element: 5, minimum_value: -2 },
-            data: Bytes(data),
-        };
+        let m = PackedIntMap { control: PackedMapControl { width: 3, height: 1, bits_per_element: 5, minimum_value: -2 }, data: Bytes(data) };
         assert_eq!(m.get(0, 0), Some(-1));
         assert_eq!(m.get(1, 0), Some(29));
         assert_eq!(m.get(2, 0), Some(5));
         assert_eq!(m.get(3, 0), None);
-        let zero = PackedIntMap {
-            control: PackedMapControl { width: 2, height: 2, bits_per_element: 0, minimum_value: 4 },
-            data: Bytes(vec![0]),
-        };
+        let zero = PackedIntMap { control: PackedMapControl { width: 2, height: 2, bits_per_element: 0, minimum_value: 4 }, data: Bytes(vec![0]) };
         assert_eq!(zero.get(1, 1), Some(4));
     }
 

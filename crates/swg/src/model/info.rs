@@ -89,14 +89,9 @@ impl Terrain {
             FamilyKind::Shader => g.shader_families.is_raw() || g.shader_families.families().iter().any(|f| f.id == id),
             FamilyKind::Flora => g.flora_families.is_raw() || g.flora_families.families().iter().any(|f| f.id == id),
             FamilyKind::Radial => g.radial_families.is_raw() || g.radial_families.families().iter().any(|f| f.id == id),
-            FamilyKind::Environment => {
-                g.environment_families.is_raw() || g.environment_families.families().iter().any(|f| f.id == id)
-            }
+            FamilyKind::Environment => g.environment_families.is_raw() || g.environment_families.families().iter().any(|f| f.id == id),
             FamilyKind::Fractal => g.fractal_families.is_raw() || g.fractal_families.families().iter().any(|f| f.id == id),
-            FamilyKind::Bitmap => g
-                .bitmap_families
-                .as_ref()
-                .is_some_and(|b| b.is_raw() || b.families().iter().any(|f| f.id == id)),
+            FamilyKind::Bitmap => g.bitmap_families.as_ref().is_some_and(|b| b.is_raw() || b.families().iter().any(|f| f.id == id)),
         }
     }
 
@@ -119,11 +114,7 @@ impl Terrain {
             chunk_width: h.chunk_width,
             tiles_per_chunk: h.tiles_per_chunk,
             pole_spacing: spacing,
-            posts_per_side: if spacing > 0.0 && h.map_width.is_finite() && h.map_width > 0.0 {
-                ((h.map_width / spacing) as u64).saturating_add(1)
-            } else {
-                0
-            },
+            posts_per_side: if spacing > 0.0 && h.map_width.is_finite() && h.map_width > 0.0 { ((h.map_width / spacing) as u64).saturating_add(1) } else { 0 },
             global_water: h.use_global_water_table.get().then_some(h.global_water_height),
             families,
             layers: 0,

@@ -26,8 +26,11 @@ pub enum JsonTerrainError {
 /// Parse and validate a JSON terrain, reporting every problem with its JSON path.
 pub fn terrain_from_json(text: &str, name: &str) -> Result<Terrain, JsonTerrainError> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let t: Terrain = serde_path_to_error::deserialize(de)
-        .map_err(|e| JsonTerrainError::Shape { name: name.into(), path: e.path().to_string(), message: e.inner().to_string() })?;
+    let t: Terrain = serde_path_to_error::deserialize(de).map_err(|e| JsonTerrainError::Shape {
+        name: name.into(),
+        path: e.path().to_string(),
+        message: e.inner().to_string(),
+    })?;
     let problems = t.validate();
     if !problems.is_empty() {
         return Err(JsonTerrainError::Invalid { name: name.into(), problems: problems.iter().map(|p| p.to_string()).collect() });

@@ -143,10 +143,8 @@ impl Terrain {
             Some(Node::Form(f)) if f.tag.version().is_some() => Some(BakedMaps::read(&mut v.form(None)?)?),
             _ => None,
         };
-        let flora_map =
-            if v.next_is_form(b"PIMP") { Some(PackedIntMap::read(&mut v.form(Some(b"PIMP"))?)?) } else { None };
-        let flora_height_map =
-            if v.next_is_form(b"PFPM") { Some(PackedFloatMap::read(&mut v.form(Some(b"PFPM"))?)?) } else { None };
+        let flora_map = if v.next_is_form(b"PIMP") { Some(PackedIntMap::read(&mut v.form(Some(b"PIMP"))?)?) } else { None };
+        let flora_height_map = if v.next_is_form(b"PFPM") { Some(PackedFloatMap::read(&mut v.form(Some(b"PFPM"))?)?) } else { None };
         let mut extra = Vec::new();
         while let Some((n, _)) = v.take() {
             extra.push(RawNode(n.clone()));
@@ -205,15 +203,7 @@ impl Generator {
         }
         g.end()?;
         tgen.end()?;
-        Ok(Generator {
-            shader_families,
-            flora_families,
-            radial_families,
-            environment_families,
-            fractal_families,
-            bitmap_families,
-            layers,
-        })
+        Ok(Generator { shader_families, flora_families, radial_families, environment_families, fractal_families, bitmap_families, layers })
     }
 
     fn to_node(&self) -> Node {

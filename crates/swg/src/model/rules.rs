@@ -279,9 +279,7 @@ impl RuleKind {
         use RuleKind::*;
         match self {
             Circle(_) | Rectangle(_) | Polygon(_) | Polyline(_) => RuleCategory::Boundary,
-            FilterHeight(_) | FilterFractal(_) | FilterBitmap(_) | FilterSlope(_) | FilterDirection(_) | FilterShader(_) => {
-                RuleCategory::Filter
-            }
+            FilterHeight(_) | FilterFractal(_) | FilterBitmap(_) | FilterSlope(_) | FilterDirection(_) | FilterShader(_) => RuleCategory::Filter,
             _ => RuleCategory::Affector,
         }
     }
@@ -291,7 +289,16 @@ impl RuleKind {
         use RuleKind::*;
         match self {
             Circle(_) => (b"BCIR", 2),
-            Rectangle(r) => (b"BREC", if r.water.is_none() { 2 } else if r.water_type.is_none() { 3 } else { 4 }),
+            Rectangle(r) => (
+                b"BREC",
+                if r.water.is_none() {
+                    2
+                } else if r.water_type.is_none() {
+                    3
+                } else {
+                    4
+                },
+            ),
             Polygon(p) => (b"BPOL", if p.water_type.is_some() { 7 } else { 5 }),
             Polyline(p) => (b"BPLN", p.version),
             FilterHeight(_) => (b"FHGT", 2),
@@ -463,13 +470,7 @@ fn read_kind(tag: &[u8; 4], version: u16, f: &mut FormReader) -> Result<RuleKind
         }
         b"BPLN" => {
             let mut d = f.chunk(b"DATA")?;
-            let p = BoundaryPolyline {
-                version,
-                points: d.read()?,
-                feather_type: d.read()?,
-                feather_amount: d.read()?,
-                width: d.read()?,
-            };
+            let p = BoundaryPolyline { version, points: d.read()?, feather_type: d.read()?, feather_amount: d.read()?, width: d.read()? };
             d.end()?;
             K::Polyline(p)
         }
@@ -486,15 +487,8 @@ fn read_kind(tag: &[u8; 4], version: u16, f: &mut FormReader) -> Result<RuleKind
         }
         b"FBIT" => {
             let (data, mut p) = read_parm(f)?;
-            let mut b = FilterBitmap {
-                version,
-                family_id: p.read()?,
-                feather_type: p.read()?,
-                feather_amount: p.read()?,
-                low: p.read()?,
-                high: p.read()?,
-                gain: None,
-            };
+            let mut b =
+                FilterBitmap { version, family_id: p.read()?, feather_type: p.read()?, feather_amount: p.read()?, low: p.read()?, high: p.read()?, gain: None };
             // 0001 always has the gain; 0000 has it when 4 more bytes remain (swg-trn §4.4).
             if version >= 1 || p.remaining() >= 4 {
                 b.gain = Some(p.read()?);
@@ -741,17 +735,12 @@ mod tests {
         bytes.extend(v);
         let r = round_trip(&bytes);
         assert_eq!(r.name, "circle");
-        assert_eq!(
-            r.kind,
-            RuleKind::Circle(BoundaryCircle { center_x: 100.0, center_z: -50.0, radius: 25.0, feather_type: 1, feather_amount: 0.5 })
-        );
+        assert_eq!(r.kind, RuleKind::Circle(BoundaryCircle { center_x: 100.0, center_z: -50.0, radius: 25.0, feather_type: 1, feather_amount: 0.5 }));
     }
 
     #[test]
     fn brec_versions() {
-        let base = BoundaryRectangle {
-            x0: 1.0, z0: 2.0, x1: -3.0, z1: 4.0, feather_type: 0, feather_amount: 0.25, water: None, water_type: None,
-        };
+        let base = BoundaryRectangle { x0: 1.0, z0: 2.0, x1: -3.0, z1: 4.0, feather_type: 0, feather_amount: 0.25, water: None, water_type: None };
         for (v, water, wt, len) in [(2u16, false, false, 24usize), (3, true, false, 24 + 16 + 4), (4, true, true, 24 + 16 + 4 + 4)] {
             let mut r = base.clone();
             if water {
@@ -913,12 +902,7 @@ mod tests {
             (b"AFDF", 2, data(P::default().i(2).i(0).i(0).i(0).f(1.0)), "flora_radial_far"),
             (b"AROA", 5, hdta(&[[0.0, 60.0, 0.0], [10.0, 61.0, 5.0]], pts(P::default()).f(12.0).i(3).i(1).f(0.5).i(0).f(0.25)), "road"),
             (b"AROA", 6, hdta(&[[0.0, 60.0, 0.0]], pts(P::default()).i(2).f(60.0).f(61.0).f(12.0).i(3).i(1).f(0.5).i(0).f(0.25).i(1)), "road"),
-            (
-                b"ARIV",
-                5,
-                hdta(&[[0.0, 9.0, 0.0]], pts(P::default()).f(20.0).i(1).i(2).i(0).f(0.5).f(3.0).f(1.0).i(1).f(1.5).f(10.0).f(2.0).s("wter")),
-                "river",
-            ),
+            (b"ARIV", 5, hdta(&[[0.0, 9.0, 0.0]], pts(P::default()).f(20.0).i(1).i(2).i(0).f(0.5).f(3.0).f(1.0).i(1).f(1.5).f(10.0).f(2.0).s("wter")), "river"),
             (
                 b"ARIV",
                 6,
@@ -928,7 +912,10 @@ mod tests {
             (
                 b"ARIB",
                 5,
-                vec![form(b"DATA", vec![chunk(b"DATA", P::default().i(1).f(1.0).f(2.0).f(3.0).f(6.0).f(64.0).f(0.1).f(2.0).i(4).i(0).f(0.5).s("wter_lava").i(1).0)])],
+                vec![form(
+                    b"DATA",
+                    vec![chunk(b"DATA", P::default().i(1).f(1.0).f(2.0).f(3.0).f(6.0).f(64.0).f(0.1).f(2.0).i(4).i(0).f(0.5).s("wter_lava").i(1).0)],
+                )],
                 "ribbon",
             ),
         ];

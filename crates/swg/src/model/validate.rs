@@ -51,10 +51,9 @@ impl Checker<'_> {
             }
             Group::Raw { raw } => match Group::<T>::read(&raw.0, String::new()) {
                 Ok(Group::Raw { .. }) => {}
-                Ok(Group::Known { version, .. }) => self.push(
-                    &format!("{path}.raw"),
-                    format!("reads back as a known version {version} group; give it as `version` and `families`"),
-                ),
+                Ok(Group::Known { version, .. }) => {
+                    self.push(&format!("{path}.raw"), format!("reads back as a known version {version} group; give it as `version` and `families`"))
+                }
                 Err(e) => self.push(&format!("{path}.raw"), format!("does not read back as a group: {e}")),
             },
             Group::Known { .. } => {}
@@ -186,22 +185,14 @@ fn check_packed(c: &mut Checker, path: &str, m: &super::header::PackedIntMap) {
     let need = if ctl.bits_per_element == 0 {
         Some(1)
     } else {
-        u64::from(ctl.width)
-            .checked_mul(u64::from(ctl.height))
-            .and_then(|n| n.checked_mul(u64::from(ctl.bits_per_element)))
-            .map(|bits| bits.div_ceil(8))
+        u64::from(ctl.width).checked_mul(u64::from(ctl.height)).and_then(|n| n.checked_mul(u64::from(ctl.bits_per_element))).map(|bits| bits.div_ceil(8))
     };
     match need {
         None => c.push(
             &format!("{path}.control"),
-            format!(
-                "{}x{} elements of {} bits is more data than any file can hold",
-                ctl.width, ctl.height, ctl.bits_per_element
-            ),
+            format!("{}x{} elements of {} bits is more data than any file can hold", ctl.width, ctl.height, ctl.bits_per_element),
         ),
-        Some(need) if m.data.0.len() as u64 != need => {
-            c.push(&format!("{path}.data"), format!("{} bytes, but the control block needs {need}", m.data.0.len()))
-        }
+        Some(need) if m.data.0.len() as u64 != need => c.push(&format!("{path}.data"), format!("{} bytes, but the control block needs {need}", m.data.0.len())),
         Some(_) => {}
     }
 }
@@ -249,22 +240,14 @@ mod tests {
         // (Raw groups below hold no families, so the demo's references to them are problems
         // too; only the group's own problem is checked.)
         let ours = |p: &[Problem]| p.iter().filter(|p| p.path.starts_with("generator.shader_families")).cloned().collect::<Vec<_>>();
-        let known = Node::Form(Form {
-            tag: Tag(*b"SGRP"),
-            children: vec![Node::Form(Form { tag: Tag(*b"0006"), children: vec![], offset: 0 })],
-            offset: 0,
-        });
+        let known = Node::Form(Form { tag: Tag(*b"SGRP"), children: vec![Node::Form(Form { tag: Tag(*b"0006"), children: vec![], offset: 0 })], offset: 0 });
         t.generator.shader_families = Group::<ShaderFamily>::Raw { raw: super::super::RawNode(known) };
         let problems = ours(&t.validate());
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert_eq!(problems[0].path, "generator.shader_families.raw");
         assert!(problems[0].message.contains("known version 6"), "{}", problems[0]);
         // A raw group with an unknown version is fine: it reads back raw.
-        let unknown = Node::Form(Form {
-            tag: Tag(*b"SGRP"),
-            children: vec![Node::Form(Form { tag: Tag(*b"0099"), children: vec![], offset: 0 })],
-            offset: 0,
-        });
+        let unknown = Node::Form(Form { tag: Tag(*b"SGRP"), children: vec![Node::Form(Form { tag: Tag(*b"0099"), children: vec![], offset: 0 })], offset: 0 });
         t.generator.shader_families = Group::Raw { raw: super::super::RawNode(unknown) };
         assert!(ours(&t.validate()).is_empty(), "{:?}", t.validate());
     }

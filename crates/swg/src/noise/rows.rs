@@ -464,7 +464,12 @@ mod tests {
                                 out
                             }, &f, &xs, z);
                             for (&x, &v) in xs.iter().zip(&out) {
-                                assert_eq!(v.to_bits(), f.value(x, z).to_bits(), "{} rule {rule} bias {use_bias} gain {use_gain} freq {freq} at ({x}, {z})", w.name());
+                                assert_eq!(
+                                    v.to_bits(),
+                                    f.value(x, z).to_bits(),
+                                    "{} rule {rule} bias {use_bias} gain {use_gain} freq {freq} at ({x}, {z})",
+                                    w.name()
+                                );
                             }
                         }
                     }

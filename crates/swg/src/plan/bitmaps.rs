@@ -9,21 +9,11 @@ use crate::model::bitmap::Bitmap;
 pub(super) fn load_family_bitmap(root: Option<&Path>, rel: &str, layer: &str, family: i32) -> Result<Bitmap, PlanError> {
     let rel_path = rel.replace('\\', "/");
     let Some(root) = root else {
-        return Err(PlanError::MissingBitmap {
-            layer: layer.into(),
-            family,
-            path: rel_path,
-            reason: "no data root was given".into(),
-        });
+        return Err(PlanError::MissingBitmap { layer: layer.into(), family, path: rel_path, reason: "no data root was given".into() });
     };
     let path = root.join(&rel_path);
     if !path.exists() {
-        return Err(PlanError::MissingBitmap {
-            layer: layer.into(),
-            family,
-            path: rel_path,
-            reason: format!("{} does not exist", path.display()),
-        });
+        return Err(PlanError::MissingBitmap { layer: layer.into(), family, path: rel_path, reason: format!("{} does not exist", path.display()) });
     }
     Bitmap::load_tga(&path).map_err(|error| PlanError::Bitmap { layer: layer.into(), path, error })
 }

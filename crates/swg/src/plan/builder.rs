@@ -69,8 +69,7 @@ fn is_group_only(layer: &Layer) -> bool {
 
 fn subtree_has_affector(layer: &Layer, pass: Pass, opts: &HeightOptions) -> bool {
     layer.enabled.get()
-        && (layer.rules().any(|r| r.enabled.get() && is_pass_affector(&r.kind, pass, opts))
-            || layer.sublayers().any(|l| subtree_has_affector(l, pass, opts)))
+        && (layer.rules().any(|r| r.enabled.get() && is_pass_affector(&r.kind, pass, opts)) || layer.sublayers().any(|l| subtree_has_affector(l, pass, opts)))
 }
 
 pub(super) struct Builder<'a> {
@@ -143,7 +142,9 @@ impl Builder<'_> {
                             // §5.12 step 5); `affector` would give its height part, which the
                             // later pass ignores.
                             let records = match (self.pass, road) {
-                                (Pass::All, true) if self.opts.roads => vec![self.affector(&rule.kind, &layer.name)?, self.surface_affector(&rule.kind, &layer.name)?],
+                                (Pass::All, true) if self.opts.roads => {
+                                    vec![self.affector(&rule.kind, &layer.name)?, self.surface_affector(&rule.kind, &layer.name)?]
+                                }
                                 (Pass::Height, _) | (_, false) => vec![self.affector(&rule.kind, &layer.name)?],
                                 (_, true) => vec![self.surface_affector(&rule.kind, &layer.name)?],
                             };
@@ -266,12 +267,7 @@ impl Builder<'_> {
         if let Some(&i) = self.bitmap_index.get(&family_id) {
             return Ok(i);
         }
-        let fam = self
-            .terrain
-            .generator
-            .bitmap_families
-            .as_ref()
-            .and_then(|g| g.families().iter().find(|f| f.id == family_id));
+        let fam = self.terrain.generator.bitmap_families.as_ref().and_then(|g| g.families().iter().find(|f| f.id == family_id));
         let loaded = match fam {
             None => Err(PlanError::MissingBitmap {
                 layer: layer.into(),
@@ -370,10 +366,7 @@ impl Builder<'_> {
                 a.index = self.fractal(f.family_id);
                 a.value = f.scale_y;
                 if a.index == u32::MAX {
-                    self.plan.warnings.push(format!(
-                        "layer `{layer}`: fractal family {} is missing; the height fractal is skipped",
-                        f.family_id
-                    ));
+                    self.plan.warnings.push(format!("layer `{layer}`: fractal family {} is missing; the height fractal is skipped", f.family_id));
                 }
             }
             RuleKind::HeightTerrace(t) => {
@@ -384,7 +377,15 @@ impl Builder<'_> {
             RuleKind::Road(r) => {
                 a.kind = AFFECTOR_ROAD;
                 let fixed = r.has_fixed_heights.is_some_and(|f| f.get()) && r.heights.as_ref().is_some_and(|h| h.len() == r.points.len());
-                a.index = self.road(&r.points, &r.segments, if fixed { r.heights.as_deref() } else { None }, r.width, r.height_feather_type, r.height_feather_amount, 0.0);
+                a.index = self.road(
+                    &r.points,
+                    &r.segments,
+                    if fixed { r.heights.as_deref() } else { None },
+                    r.width,
+                    r.height_feather_type,
+                    r.height_feather_amount,
+                    0.0,
+                );
             }
             RuleKind::River(r) => {
                 a.kind = AFFECTOR_ROAD;

@@ -152,7 +152,8 @@ impl BakePlan {
     /// Per layer: whether it or a layer of its subtree holds an affector `holds` accepts. The
     /// marked layers are closed under ancestors, as [`TileList::keeping`] needs.
     pub fn subtrees_holding(&self, holds: impl Fn(&AffectorRecord) -> bool) -> Vec<bool> {
-        let own: Vec<bool> = self.layers.iter().map(|l| self.affectors[l.affector_start as usize..(l.affector_start + l.affector_count) as usize].iter().any(&holds)).collect();
+        let own: Vec<bool> =
+            self.layers.iter().map(|l| self.affectors[l.affector_start as usize..(l.affector_start + l.affector_count) as usize].iter().any(&holds)).collect();
         (0..self.layers.len()).map(|i| own[i..(self.layers[i].subtree_end as usize).max(i + 1)].iter().any(|&b| b)).collect()
     }
 
@@ -202,7 +203,6 @@ impl BakePlan {
         out
     }
 }
-
 
 impl TileList {
     /// The entries whose layers `keep` marks, with skip targets inside the new list. `keep`
@@ -284,7 +284,13 @@ mod tests {
         let (plan, tile) = plan_and_tile();
         let kept = tile.keeping(&plan.subtrees_holding(|a| moves_height(a.kind)));
         // Layer 0's subtree now ends after layer 3: both skip to the end of the new list.
-        assert_eq!(kept.layers, [TileLayer { layer: 0, skip_to: 2, boundary_start: 0, boundary_count: 1 }, TileLayer { layer: 3, skip_to: 2, boundary_start: 1, boundary_count: 1 }]);
+        assert_eq!(
+            kept.layers,
+            [
+                TileLayer { layer: 0, skip_to: 2, boundary_start: 0, boundary_count: 1 },
+                TileLayer { layer: 3, skip_to: 2, boundary_start: 1, boundary_count: 1 }
+            ]
+        );
         assert_eq!(kept.boundaries, [10, 13]);
         let all = tile.keeping(&[true; 5]);
         assert_eq!(all, tile);

@@ -5,7 +5,6 @@
 
 use bytemuck::{Pod, Zeroable};
 
-
 /// Deepest layer nesting the evaluators support (real files nest at most 6 deep).
 pub const MAX_DEPTH: usize = 32;
 /// "No limit" for a bounding box side.

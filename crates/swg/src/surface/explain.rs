@@ -74,7 +74,11 @@ impl SurfaceEvaluator {
     /// The plan whose walk [`SurfaceEvaluator::trace_at`] traces: the later pass's, or with a
     /// tree reading ([`SurfaceWalk`]) the walk of every affector.
     pub fn traced_plan(&self) -> &BakePlan {
-        if self.opts.walk == SurfaceWalk::Separate { &self.later_plan } else { &self.all_plan }
+        if self.opts.walk == SurfaceWalk::Separate {
+            &self.later_plan
+        } else {
+            &self.all_plan
+        }
     }
 
     /// Both surface passes at one post (as [`SurfaceEvaluator::at`]), with the later pass

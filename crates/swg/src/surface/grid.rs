@@ -42,7 +42,15 @@ impl PostSurface {
     }
 
     fn with_flora(r: &SurfaceResult, flora: [(i32, f32); 4]) -> Self {
-        PostSurface { shader: r.shader.family, splat: r.shader.splat, flora, environment: r.environment, color: r.color, excluded: r.excluded, passable: r.passable }
+        PostSurface {
+            shader: r.shader.family,
+            splat: r.shader.splat,
+            flora,
+            environment: r.environment,
+            color: r.color,
+            excluded: r.excluded,
+            passable: r.passable,
+        }
     }
 }
 
@@ -91,7 +99,9 @@ pub fn band_normals(grid: &Grid, r0: u32, rows: u32, padded: &[f32], half_width:
         // Padded row r + dz is band row r + dz − 1.
         let padded_row = |dz: usize| &padded[(r + dz) * (cols + 2)..(r + dz + 1) * (cols + 2)];
         match method {
-            NormalMethod::Faces => faces_normals_row(width, [padded_row(0), padded_row(1), padded_row(2)], spacing, &|c| (gc0 + gr0 + (c + r) as i64).rem_euclid(2) == 0, row),
+            NormalMethod::Faces => {
+                faces_normals_row(width, [padded_row(0), padded_row(1), padded_row(2)], spacing, &|c| (gc0 + gr0 + (c + r) as i64).rem_euclid(2) == 0, row)
+            }
             NormalMethod::Central => {
                 for (c, o) in row.iter_mut().enumerate() {
                     let h = [0, 1, 2].map(|dz| {
@@ -127,7 +137,13 @@ pub fn apron_heights(grid: &Grid, heights: &[f32], he: &HeightEvaluator) -> Vec<
 /// come from `read(first_row, row_count, out)` (whole grid rows, south first: the finished
 /// height pass), posts outside it are evaluated exactly, as the whole-grid apron does — so a
 /// band's apron equals the whole grid's at every post.
-pub fn band_apron_heights<E>(grid: &Grid, r0: u32, rows: u32, he: &HeightEvaluator, mut read: impl FnMut(u32, u32, &mut [f32]) -> Result<(), E>) -> Result<Vec<f32>, E> {
+pub fn band_apron_heights<E>(
+    grid: &Grid,
+    r0: u32,
+    rows: u32,
+    he: &HeightEvaluator,
+    mut read: impl FnMut(u32, u32, &mut [f32]) -> Result<(), E>,
+) -> Result<Vec<f32>, E> {
     let (cols, stride) = (grid.cols as usize, grid.cols as usize + 2);
     assert!(rows > 0 && r0 + rows <= grid.rows, "the band lies inside the grid");
     let mut padded = vec![0.0f32; stride * (rows as usize + 2)];
@@ -152,10 +168,8 @@ pub fn band_apron_heights<E>(grid: &Grid, r0: u32, rows: u32, he: &HeightEvaluat
             ring.push((cols as i64, r));
         }
     }
-    let ring_points: Vec<(f32, f32)> = ring
-        .iter()
-        .map(|&(c, r)| (grid.x0 as f32 + c as f32 * grid.spacing as f32, grid.z0 as f32 + r as f32 * grid.spacing as f32))
-        .collect();
+    let ring_points: Vec<(f32, f32)> =
+        ring.iter().map(|&(c, r)| (grid.x0 as f32 + c as f32 * grid.spacing as f32, grid.z0 as f32 + r as f32 * grid.spacing as f32)).collect();
     let ring_heights = he.heights_at(&ring_points);
     for (&(c, r), h) in ring.iter().zip(ring_heights) {
         padded[(r - pr0) as usize * stride + (c + 1) as usize] = h;
@@ -226,13 +240,23 @@ impl HeightsView<'_> {
 /// so a band whose `r0` is a multiple of `BLOCK` culls exactly as the whole grid does) with
 /// their own culled layer lists; `normals` are the band's, row-major from the south.
 #[allow(clippy::too_many_arguments)]
-pub fn band_results(grid: &Grid, r0: u32, rows: u32, heights: HeightsView, normals: &[[f32; 3]], se: &SurfaceEvaluator, passes: PassSelection, probabilities: bool) -> BandResults {
+pub fn band_results(
+    grid: &Grid,
+    r0: u32,
+    rows: u32,
+    heights: HeightsView,
+    normals: &[[f32; 3]],
+    se: &SurfaceEvaluator,
+    passes: PassSelection,
+    probabilities: bool,
+) -> BandResults {
     let cols = grid.cols as usize;
     let n = cols * rows as usize;
     assert_eq!(normals.len(), n, "one normal a post of the band");
     let r_end = r0 + rows;
     let first_block_row = r0 - r0 % BLOCK;
-    let blocks: Vec<(u32, u32)> = (first_block_row..r_end).step_by(BLOCK as usize).flat_map(|r| (0..grid.cols).step_by(BLOCK as usize).map(move |c| (c, r))).collect();
+    let blocks: Vec<(u32, u32)> =
+        (first_block_row..r_end).step_by(BLOCK as usize).flat_map(|r| (0..grid.cols).step_by(BLOCK as usize).map(move |c| (c, r))).collect();
     type Computed = ((u32, u32, u32), Vec<PostSurface>, Vec<ClassProbabilities>);
     let computed: Vec<Computed> = blocks
         .par_iter()

@@ -14,12 +14,12 @@ use crate::eval::affector::{height_operation, road_hit};
 use crate::eval::feather::feathered_range;
 use crate::eval::filter::filter_value_height_pass;
 use crate::eval::{walk_point, PassState};
-use crate::plan::{
-    moves_height, AffectorRecord, BakePlan, FilterRecord, HeightOptions, PlanError, TileList, AFFECTOR_COLOR_CONSTANT, AFFECTOR_COLOR_RAMP_FRACTAL,
-    AFFECTOR_COLOR_RAMP_HEIGHT, AFFECTOR_ENVIRONMENT, AFFECTOR_EXCLUDE, AFFECTOR_FLORA_BASE, AFFECTOR_PASSABLE, AFFECTOR_ROAD_SHADER, AFFECTOR_SHADER_CONSTANT,
-    AFFECTOR_SHADER_REPLACE, FILTER_DIRECTION, Pass, FILTER_SHADER, FILTER_SLOPE, FLORA_ADD, FLORA_REMOVE_ALL,
-};
 use crate::model::Terrain;
+use crate::plan::{
+    moves_height, AffectorRecord, BakePlan, FilterRecord, HeightOptions, Pass, PlanError, TileList, AFFECTOR_COLOR_CONSTANT, AFFECTOR_COLOR_RAMP_FRACTAL,
+    AFFECTOR_COLOR_RAMP_HEIGHT, AFFECTOR_ENVIRONMENT, AFFECTOR_EXCLUDE, AFFECTOR_FLORA_BASE, AFFECTOR_PASSABLE, AFFECTOR_ROAD_SHADER, AFFECTOR_SHADER_CONSTANT,
+    AFFECTOR_SHADER_REPLACE, FILTER_DIRECTION, FILTER_SHADER, FILTER_SLOPE, FLORA_ADD, FLORA_REMOVE_ALL,
+};
 
 /// How an ASCN/ASRP/AENV feather clamp acts (swg-trn §5.10, [?]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -317,7 +317,13 @@ fn surface_filter_value(plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], gro
                 // No upper end: only the lower (steep) side of the interval and its feather.
                 let (v, lo) = (ground.normal[1], f.low);
                 let d = (f.high - lo) * f.feather_amount * 0.5;
-                return if v <= lo { 0.0 } else if v < lo + d { (v - lo) / d } else { 1.0 };
+                return if v <= lo {
+                    0.0
+                } else if v < lo + d {
+                    (v - lo) / d
+                } else {
+                    1.0
+                };
             }
             feathered_range(ground.normal[1], f.low, f.high, f.feather_amount)
         }
@@ -413,7 +419,17 @@ impl PassState for LaterPass<'_> {
 /// §5.2 step 4), the final height there being `height`; `ramp_fractal` is an ACRF's fractal
 /// value at the post where the caller has it (a row walk computes a row's at once).
 #[allow(clippy::too_many_arguments)]
-fn apply_later(plan: &BakePlan, opts: &SurfaceOptions, height: f32, r: &mut SurfaceResult, a: &AffectorRecord, t: f32, x: f32, z: f32, ramp_fractal: Option<f32>) {
+fn apply_later(
+    plan: &BakePlan,
+    opts: &SurfaceOptions,
+    height: f32,
+    r: &mut SurfaceResult,
+    a: &AffectorRecord,
+    t: f32,
+    x: f32,
+    z: f32,
+    ramp_fractal: Option<f32>,
+) {
     match a.kind {
         k if (AFFECTOR_FLORA_BASE..AFFECTOR_FLORA_BASE + 4).contains(&k) => {
             let stack = &mut r.flora[(k - AFFECTOR_FLORA_BASE) as usize].0;
@@ -445,7 +461,11 @@ fn apply_later(plan: &BakePlan, opts: &SurfaceOptions, height: f32, r: &mut Surf
                 _ => {
                     let u = if a.kind == AFFECTOR_COLOR_RAMP_HEIGHT {
                         let range = a.value2 - a.value;
-                        if range != 0.0 { ((height - a.value) / range).clamp(0.0, 1.0) } else { 0.0 }
+                        if range != 0.0 {
+                            ((height - a.value) / range).clamp(0.0, 1.0)
+                        } else {
+                            0.0
+                        }
                     } else {
                         ramp_fractal.unwrap_or_else(|| plan.fractals.get(a._pad as usize).map_or(0.0, |f| f.value(x, z)))
                     };
@@ -581,7 +601,10 @@ impl PassState for HeightTrace<'_> {
         filter_value_height_pass(plan, f, extent, self.h, x, z)
     }
     fn apply(&mut self, plan: &BakePlan, a: &AffectorRecord, t: f32, x: f32, z: f32) {
-        if matches!(a.kind, crate::plan::AFFECTOR_HEIGHT_CONSTANT | crate::plan::AFFECTOR_HEIGHT_FRACTAL | crate::plan::AFFECTOR_HEIGHT_TERRACE | crate::plan::AFFECTOR_ROAD) {
+        if matches!(
+            a.kind,
+            crate::plan::AFFECTOR_HEIGHT_CONSTANT | crate::plan::AFFECTOR_HEIGHT_FRACTAL | crate::plan::AFFECTOR_HEIGHT_TERRACE | crate::plan::AFFECTOR_ROAD
+        ) {
             self.h = crate::eval::affector::apply_height_affector(plan, a, self.h, t, x, z);
         }
     }
@@ -679,7 +702,10 @@ impl PassState for TreeWalk<'_> {
 
     fn apply(&mut self, plan: &BakePlan, a: &AffectorRecord, t: f32, x: f32, z: f32) {
         match a.kind {
-            crate::plan::AFFECTOR_HEIGHT_CONSTANT | crate::plan::AFFECTOR_HEIGHT_FRACTAL | crate::plan::AFFECTOR_HEIGHT_TERRACE | crate::plan::AFFECTOR_ROAD => {
+            crate::plan::AFFECTOR_HEIGHT_CONSTANT
+            | crate::plan::AFFECTOR_HEIGHT_FRACTAL
+            | crate::plan::AFFECTOR_HEIGHT_TERRACE
+            | crate::plan::AFFECTOR_ROAD => {
                 self.h = crate::eval::affector::apply_height_affector(plan, a, self.h, t, x, z);
             }
             _ => apply_tree_surface(plan, self.later.opts, self.later.ground.height, &mut self.later.result, a, t, x, z, None),
@@ -691,7 +717,17 @@ impl PassState for TreeWalk<'_> {
 /// final height is `height`: ASCN/ASRP on the shader so far, the rest as in the later pass
 /// ([`apply_later`], with its `ramp_fractal`).
 #[allow(clippy::too_many_arguments)]
-fn apply_tree_surface(plan: &BakePlan, opts: &SurfaceOptions, height: f32, r: &mut SurfaceResult, a: &AffectorRecord, t: f32, x: f32, z: f32, ramp_fractal: Option<f32>) {
+fn apply_tree_surface(
+    plan: &BakePlan,
+    opts: &SurfaceOptions,
+    height: f32,
+    r: &mut SurfaceResult,
+    a: &AffectorRecord,
+    t: f32,
+    x: f32,
+    z: f32,
+    ramp_fractal: Option<f32>,
+) {
     match a.kind {
         AFFECTOR_SHADER_CONSTANT | AFFECTOR_SHADER_REPLACE => apply_shader(opts, &mut r.shader, a, t),
         _ => apply_later(plan, opts, height, r, a, t, x, z, ramp_fractal),
@@ -737,7 +773,8 @@ impl SurfaceEvaluator {
         let shader_plan = BakePlan::for_pass(terrain, heights, Pass::Shader)?;
         let later_plan = BakePlan::for_pass(terrain, heights, Pass::Later)?;
         let all_plan = if opts.walk == SurfaceWalk::Separate { BakePlan::default() } else { BakePlan::for_pass(terrain, heights, Pass::All)? };
-        let empty = SurfaceTiles { shader: TileList::default(), later: TileList::default(), all: TileList::default(), trace: TileList::default(), slope_spacing: 0.0 };
+        let empty =
+            SurfaceTiles { shader: TileList::default(), later: TileList::default(), all: TileList::default(), trace: TileList::default(), slope_spacing: 0.0 };
         let moves_height = all_plan.subtrees_holding(|a| moves_height(a.kind));
         let mut se = SurfaceEvaluator { plan, shader_plan, later_plan, all_plan, opts, everywhere: empty, pole: terrain.header.pole_spacing(), moves_height };
         se.everywhere = se.tile([f32::MIN, f32::MIN, f32::MAX, f32::MAX]);
@@ -764,7 +801,11 @@ impl SurfaceEvaluator {
     /// How far beyond an area the tree walk's culled program must reach for posts `spacing`
     /// apart: one post under [`SlopeHeight::Tree`] with a tree walk, else 0.
     pub fn slope_margin(&self, spacing: f32) -> f32 {
-        if self.opts.tree_slopes() { spacing } else { 0.0 }
+        if self.opts.tree_slopes() {
+            spacing
+        } else {
+            0.0
+        }
     }
 
     /// Both surface passes at one post with the whole-map program.
@@ -794,7 +835,15 @@ impl SurfaceEvaluator {
         let tiles = self.tile_spaced(grid.area(c0, r0, c1, r1), grid.spacing as f32);
         let traced = self.slope_margin(grid.spacing as f32) > 0.0;
         let (cols, rows) = if traced { ((c1 - c0 + 3) as usize, (r1 - r0 + 3) as usize) } else { (0, 0) };
-        GridBlock { tiles, grid: *grid, c0: i64::from(c0) - 1, r0: i64::from(r0) - 1, cols, rows, traces: (0..cols * rows).map(|_| std::cell::OnceCell::new()).collect() }
+        GridBlock {
+            tiles,
+            grid: *grid,
+            c0: i64::from(c0) - 1,
+            r0: i64::from(r0) - 1,
+            cols,
+            rows,
+            traces: (0..cols * rows).map(|_| std::cell::OnceCell::new()).collect(),
+        }
     }
 
     /// Both surface passes at post (col, row) of `block`'s grid (inside the block):
@@ -836,7 +885,13 @@ impl SurfaceEvaluator {
     }
 
     /// [`SlopeHeight::Tree`]'s neighbourhood of a post, `None` under the other readings.
-    fn slope_neighbourhood<'a>(&'a self, tiles: &'a SurfaceTiles, x: f32, z: f32, on_grid: Option<(&'a GridBlock, PostFrame)>) -> Option<SlopeNeighbourhood<'a>> {
+    fn slope_neighbourhood<'a>(
+        &'a self,
+        tiles: &'a SurfaceTiles,
+        x: f32,
+        z: f32,
+        on_grid: Option<(&'a GridBlock, PostFrame)>,
+    ) -> Option<SlopeNeighbourhood<'a>> {
         if !self.opts.tree_slopes() {
             return None;
         }

@@ -160,7 +160,8 @@ unsafe fn faces_sum_lanes<L: Lanes, const N: usize>(triangles: &[[(i32, i32); 3]
         let v = (c.0 - a.0, L::sub(hc, ha), c.1 - a.1);
         // face_normal's cross product, its y constant.
         let ny = u.2 * v.0 - u.0 * v.2;
-        let mut n = [L::sub(L::mul(u.1, L::splat(v.2)), L::mul(L::splat(u.2), v.1)), L::splat(ny), L::sub(L::mul(L::splat(u.0), v.1), L::mul(u.1, L::splat(v.0)))];
+        let mut n =
+            [L::sub(L::mul(u.1, L::splat(v.2)), L::mul(L::splat(u.2), v.1)), L::splat(ny), L::sub(L::mul(L::splat(u.0), v.1), L::mul(u.1, L::splat(v.0)))];
         if ny < 0.0 {
             for x in &mut n {
                 *x = L::mul(*x, L::splat(-1.0));

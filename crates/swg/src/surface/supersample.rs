@@ -52,15 +52,21 @@ pub fn flora_supersampled(grid: &Grid, he: &HeightEvaluator, se: &SurfaceEvaluat
 
 /// [`flora_supersampled`] at the posts of rows `r0..r0 + rows` only (a band of a streamed
 /// bake), row-major from the south.
-pub fn flora_supersampled_rows(grid: &Grid, he: &HeightEvaluator, se: &SurfaceEvaluator, method: NormalMethod, n: u32, r0: u32, rows: u32) -> Vec<FloraChances> {
+pub fn flora_supersampled_rows(
+    grid: &Grid,
+    he: &HeightEvaluator,
+    se: &SurfaceEvaluator,
+    method: NormalMethod,
+    n: u32,
+    r0: u32,
+    rows: u32,
+) -> Vec<FloraChances> {
     let n = n.max(1);
     let side = (SUB_BLOCK / n).max(1);
     let end = r0 + rows;
     let blocks: Vec<(u32, u32)> = (r0..end).step_by(side as usize).flat_map(|r| (0..grid.cols).step_by(side as usize).map(move |c| (c, r))).collect();
-    let computed: Vec<Vec<FloraChances>> = blocks
-        .par_iter()
-        .map(|&(c0, br)| block_chances(grid, he, se, method, n, c0, br, side.min(grid.cols - c0), side.min(end - br)))
-        .collect();
+    let computed: Vec<Vec<FloraChances>> =
+        blocks.par_iter().map(|&(c0, br)| block_chances(grid, he, se, method, n, c0, br, side.min(grid.cols - c0), side.min(end - br))).collect();
     let mut out = vec![FloraChances::default(); grid.cols as usize * rows as usize];
     for (&(c0, br), block) in blocks.iter().zip(computed) {
         let cols = side.min(grid.cols - c0) as usize;
@@ -72,7 +78,17 @@ pub fn flora_supersampled_rows(grid: &Grid, he: &HeightEvaluator, se: &SurfaceEv
 }
 
 /// The posts [c0, c0 + cols) × [r0, r0 + rows) of [`flora_supersampled`], row-major.
-fn block_chances(grid: &Grid, he: &HeightEvaluator, se: &SurfaceEvaluator, method: NormalMethod, n: u32, c0: u32, r0: u32, cols: u32, rows: u32) -> Vec<FloraChances> {
+fn block_chances(
+    grid: &Grid,
+    he: &HeightEvaluator,
+    se: &SurfaceEvaluator,
+    method: NormalMethod,
+    n: u32,
+    c0: u32,
+    r0: u32,
+    cols: u32,
+    rows: u32,
+) -> Vec<FloraChances> {
     let sub = sub_post_grid(grid, n, c0, r0, cols, rows);
     let heights = he.grid_heights(&sub);
     let normals = grid_normals(&sub, &heights, he, se.plan.half_width, method);

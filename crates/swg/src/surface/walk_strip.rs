@@ -82,7 +82,17 @@ impl RowPass for SurfaceRow<'_> {
     }
 
     #[inline(always)]
-    unsafe fn filter<L: Lanes>(&mut self, plan: &BakePlan, f: &FilterRecord, xs: &[f32], z: f32, extent: Option<&[[f32; 4]]>, range: std::ops::Range<usize>, amount: &mut [f32], fractal: &mut [f32]) {
+    unsafe fn filter<L: Lanes>(
+        &mut self,
+        plan: &BakePlan,
+        f: &FilterRecord,
+        xs: &[f32],
+        z: f32,
+        extent: Option<&[[f32; 4]]>,
+        range: std::ops::Range<usize>,
+        amount: &mut [f32],
+        fractal: &mut [f32],
+    ) {
         // FFRA, and FHGT on the tree walk's height so far.
         if lane_filter::<L>(plan, f, xs, z, self.h, range.clone(), amount, fractal) {
             return;
@@ -150,7 +160,8 @@ fn surface_row(width: Width, plan: &BakePlan, tile: &TileList, xs: &[f32], z: f3
 /// The highest `slope_rank` of the layers of `tile` that hold an FSLP filter (0: none). The
 /// tile's walk reads no slope slot beyond it, so its traces can stop there.
 fn slope_slots_read(plan: &BakePlan, tile: &TileList) -> usize {
-    let holds_slope = |l: &crate::plan::LayerRecord| plan.filters[l.filter_start as usize..(l.filter_start + l.filter_count) as usize].iter().any(|f| f.kind == FILTER_SLOPE);
+    let holds_slope =
+        |l: &crate::plan::LayerRecord| plan.filters[l.filter_start as usize..(l.filter_start + l.filter_count) as usize].iter().any(|f| f.kind == FILTER_SLOPE);
     tile.layers.iter().map(|e| &plan.layers[e.layer as usize]).filter(|l| holds_slope(l)).map(|l| l.slope_rank as usize).max().unwrap_or(0)
 }
 
@@ -182,7 +193,14 @@ impl SurfaceEvaluator {
     }
 
     /// [`SurfaceEvaluator::block_rows`] at lane width `lanes` (tests comparing widths).
-    pub fn block_rows_at(&self, lanes: Width, block: &GridBlock, (c0, r0, c1, r1): (u32, u32, u32, u32), ground: impl Fn(u32, u32) -> Ground, mut each_row: impl FnMut(u32, &[SurfaceResult])) {
+    pub fn block_rows_at(
+        &self,
+        lanes: Width,
+        block: &GridBlock,
+        (c0, r0, c1, r1): (u32, u32, u32, u32),
+        ground: impl Fn(u32, u32) -> Ground,
+        mut each_row: impl FnMut(u32, &[SurfaceResult]),
+    ) {
         assert!(self.walks_rows(), "block_rows walks the tree reading");
         let grid = &block.grid;
         let plan = &self.all_plan;
