@@ -352,7 +352,7 @@ fn fidelity_explain(
     trnbake_raster::fsutil::write_atomic(&csv, trnbake_swg::fidelity::explain_csv(&ex).as_bytes()).with_context(|| format!("writing {}", csv.display()))?;
     let png = out_dir.join("misses.png");
     let (w, h, rgb) = trnbake_swg::fidelity::explain_picture(&t, &ex);
-    trnbake_bake::surface_maps::write_png8(&png, w, h, 3, &rgb).with_context(|| format!("writing {}", png.display()))?;
+    trnbake_raster::writers::png8::write_png8_south_first(&png, w, h, 3, &rgb).with_context(|| format!("writing {}", png.display()))?;
     let r = &ex.report;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", file.display())?;
@@ -407,16 +407,12 @@ fn parse_region(s: &str) -> Result<[f64; 4]> {
 /// Turn `bake` arguments into a validated pipeline (the flags' own checks here, with their
 /// names; everything else is the library's).
 pub fn bake_pipeline(args: &crate::cli::BakeArgs, quiet: bool) -> Result<trnbake_bake::Pipeline> {
-    use trnbake_bake::surface_maps::MAP_NAMES;
     let mut request = match &args.file {
         Some(p) => trnbake_bake::BakeRequest::from_file(p, &args.output)?,
         None => trnbake_bake::BakeRequest::demo(&args.output),
     };
     if args.tile == Some(0) {
         bail!("--tile must be at least 1");
-    }
-    if let Some(m) = args.maps.iter().find(|m| *m != "auto" && *m != "height" && !MAP_NAMES.contains(&m.as_str())) {
-        bail!("unknown map `{m}` in --maps (auto, {})", MAP_NAMES.join(", "));
     }
     request.region = args.region.as_deref().map(parse_region).transpose()?;
     request.spacing = args.spacing.map(|s| positive_metres("--spacing", s)).transpose()?;

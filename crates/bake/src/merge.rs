@@ -18,9 +18,11 @@ use trnbake_raster::writers::set::ExportChoice;
 use trnbake_swg::eval::Grid;
 
 use crate::folder::OutputFolder;
+use crate::height_stage::write_outputs;
+use crate::manifest::write_manifest;
 use crate::store::{BakeState, CheckpointSource, Fingerprint, STATE_FILE};
 use crate::surface_maps::{StageRole, StreamInputs};
-use crate::{write_manifest, write_outputs, BakeReport, Result, Shard};
+use crate::{BakeReport, Result, Shard};
 
 /// Reads the state of shard folder `dir`, which must be a finished shard.
 fn shard_state(dir: &Path) -> Result<(BakeState, Shard)> {
@@ -85,7 +87,11 @@ pub fn merge(outdir: &Path, shards: &[PathBuf], export: Option<&ExportChoice>, q
     }
     let missing: Vec<String> = (1..=count).filter(|k| !by_index.contains_key(k)).map(|k| format!("{k}/{count}")).collect();
     if !missing.is_empty() {
-        bail!("shard {} is missing: give the folders of all {count} shards (found {})", missing.join(", "), by_index.keys().map(|k| format!("{k}/{count}")).collect::<Vec<_>>().join(", "));
+        bail!(
+            "shard {} is missing: give the folders of all {count} shards (found {})",
+            missing.join(", "),
+            by_index.keys().map(|k| format!("{k}/{count}")).collect::<Vec<_>>().join(", ")
+        );
     }
     let ordered: Vec<(Shard, PathBuf)> = by_index.into_iter().map(|(index, dir)| (Shard { index, count }, dir)).collect();
     let dirs: Vec<PathBuf> = ordered.iter().map(|(_, d)| d.clone()).collect();

@@ -39,6 +39,7 @@ pub mod fidelity;
 pub mod grid;
 pub mod iff;
 pub mod lanes;
+pub mod maps;
 pub mod model;
 pub mod noise;
 pub mod plan;
