@@ -10,24 +10,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn trnbake() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_trnbake"))
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("trnbake-shard-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
+use common::{run_ok as run, tmp_path as tmp, trnbake};
 
 /// Every map, the opt-in ones too.
 const EVERY_MAP: &str = "height,normals,splat,flora,flora_families,scatter,water,env,color,exclude,smap,preview";
-
-fn run(c: &mut Command) -> Output {
-    let o = c.output().unwrap();
-    assert!(o.status.success(), "{:?}: {}", c, String::from_utf8_lossy(&o.stderr));
-    o
-}
 
 fn bake(trn: Option<&Path>, out: &Path, args: &[&str]) -> Output {
     let mut c = trnbake();
@@ -96,6 +82,7 @@ fn remove(dirs: impl IntoIterator<Item = PathBuf>) {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn every_map_of_two_planets_merges_to_the_unsharded_bake_for_1_3_and_7_shards() {
     for (file, spacing) in [("terrain/tatooine.trn", "16"), ("terrain/dathomir.trn", "32")] {
         let Some(trn) = common::real_file(file) else { return };
@@ -117,6 +104,7 @@ fn every_map_of_two_planets_merges_to_the_unsharded_bake_for_1_3_and_7_shards() 
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn cloud_optimized_maps_merge_to_the_unsharded_bake() {
     let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
     let args = ["--backend", "cpu", "--spacing", "32", "--cog", "--compress", "zstd", "--tile", "64", "--band-rows", "128"];
@@ -128,12 +116,9 @@ fn cloud_optimized_maps_merge_to_the_unsharded_bake() {
 }
 
 #[test]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn gpu_shards_merge_to_the_unsharded_gpu_bake() {
-    let probe = trnbake().args(["bake", "-q", "--backend", "gpu", "--spacing", "512", "--maps", "height", "-o"]).arg(tmp("gpu-probe")).output().unwrap();
-    let _ = std::fs::remove_dir_all(tmp("gpu-probe"));
-    if !probe.status.success() {
-        assert!(!std::env::var("CI").is_ok_and(|v| v == "true"), "no GPU adapter in CI: {}", String::from_utf8_lossy(&probe.stderr));
-        eprintln!("skipping: no GPU adapter ({})", String::from_utf8_lossy(&probe.stderr).trim());
+    if common::gpu().is_none() {
         return;
     }
     // The demo terrain (every rule kind) at 32 m: 129² posts, bands of 128 rows.
