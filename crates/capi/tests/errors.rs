@@ -144,3 +144,53 @@ fn missing_and_damaged_files_name_the_file() {
         assert!(e.contains("capi-cut.trn") && e.contains("offset"), "{e}");
     }
 }
+
+/// Off the map there is no ground: a single call gives NaN with the error set, a batch NaN at
+/// those points (the others set) and their count, a region wholly off the map or with posts
+/// that overflow single precision is refused (issue 37 item 5).
+#[test]
+fn off_map_points_and_regions_are_refused() {
+    unsafe {
+        let t = demo();
+        let w = trnbake_map_width(t);
+        let half = w / 2.0;
+        assert!(trnbake_height_at(t, 99999.0, 0.0).is_nan());
+        let e = last_error().unwrap();
+        assert!(e.contains("99999,0 is off the map") && e.contains(&format!("from {} to {half} m", -half)), "{e}");
+        assert!(trnbake_height_at(t, 0.0, -half - 1.0).is_nan());
+        assert!(trnbake_height_at(t, f32::NAN, 0.0).is_nan());
+        assert!(last_error().unwrap().contains("off the map"));
+        // The edges are on the map.
+        assert!(trnbake_height_at(t, half, -half).is_finite());
+        assert_eq!(last_error(), None);
+        let mut wh = 0.0f32;
+        assert!(trnbake_water_height_at(t, 99999.0, 0.0, &mut wh) < 0);
+        assert!(last_error().unwrap().contains("off the map"));
+
+        // A batch: NaN where off the map, the count returned, the first point named.
+        let xs = [0.0f32, 99999.0, 10.0, -99999.0];
+        let zs = [0.0f32, 0.0, 10.0, 5.0];
+        let mut out = [0.0f32; 4];
+        assert_eq!(trnbake_heights(t, 4, xs.as_ptr(), zs.as_ptr(), out.as_mut_ptr()), 2);
+        assert!(out[1].is_nan() && out[3].is_nan());
+        assert_eq!(out[0].to_bits(), trnbake_height_at(t, 0.0, 0.0).to_bits());
+        assert_eq!(out[2].to_bits(), trnbake_height_at(t, 10.0, 10.0).to_bits());
+        assert_eq!(trnbake_heights(t, 4, xs.as_ptr(), zs.as_ptr(), out.as_mut_ptr()), 2);
+        let e = last_error().unwrap();
+        assert!(e.contains("2 of 4 points are off the map") && e.contains("99999,0"), "{e}");
+
+        // Regions: wholly off the map, or absurd, are refused; reaching past the edge is baked.
+        let mut buf = vec![f32::NAN; 16];
+        assert_ne!(trnbake_bake_region(t, 99999.0, 0.0, 1.0, 4, 4, buf.as_mut_ptr(), 16), 0);
+        assert!(last_error().unwrap().contains("entirely off the map"), "{:?}", last_error());
+        assert!(buf.iter().all(|h| h.is_nan()), "nothing is written on error");
+        assert_ne!(trnbake_bake_region(t, 1e300, 0.0, 1.0, 4, 4, buf.as_mut_ptr(), 16), 0);
+        assert!(last_error().is_some());
+        assert_ne!(trnbake_bake_region(t, -1e300, -1e300, 1e300, 4, 4, buf.as_mut_ptr(), 16), 0);
+        assert!(last_error().unwrap().contains("not finite"), "{:?}", last_error());
+        let x0 = f64::from(half) - 2.0;
+        assert_eq!(trnbake_bake_region(t, x0, 0.0, 1.0, 4, 4, buf.as_mut_ptr(), 16), 0);
+        assert!(buf.iter().all(|h| h.is_finite()));
+        trnbake_terrain_free(t);
+    }
+}
