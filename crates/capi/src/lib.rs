@@ -10,6 +10,9 @@
 //!   Each call clears the message first, so it always belongs to the last call of the thread.
 //! - **No unwinding into C.** A panic inside is caught (`catch_unwind`) and becomes an error
 //!   return with the panic's message; a NULL pointer is an error, never a crash.
+//! - **Nothing on the host's stderr, no abort.** A caught panic is not printed (the panic hook
+//!   stays silent inside the API's calls), and every allocation whose size a caller chooses is
+//!   reserved fallibly (`try_reserve`): too large is an error return.
 //! - **One handle, many threads.** A [`TrnbakeTerrain`] is immutable once opened, so one handle
 //!   may be shared by any number of threads; it is freed once, after all of them are done.
 //!
@@ -106,16 +109,41 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+thread_local! {
+    // How deep this thread is inside `guard`: a panic there is caught and reported through
+    // `trnbake_last_error`, so the panic hook must not also print it on the host's stderr.
+    static GUARDED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Installs, once, a panic hook that stays silent for panics that `guard` catches on this
+/// thread and hands every other panic to the hook that was there before (the host's or Rust's
+/// default), so the library never writes to the host's stderr.
+fn quiet_caught_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if GUARDED.with(|g| g.get()) == 0 {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Runs the body of an exported function: clears the last error, catches a panic, and turns
 /// an `Err` or a panic into `on_error` with the message set. Public (hidden) so the error
 /// paths can be tested from Rust with a body that panics.
 #[doc(hidden)]
 pub fn guard<T>(function: &'static str, on_error: T, body: impl FnOnce() -> Result<T, CapiError>) -> T {
     clear_error();
+    quiet_caught_panics();
+    GUARDED.with(|g| g.set(g.get() + 1));
     // AssertUnwindSafe: after a panic the handle is only read again, never left half-written
     // (every exported function takes it by shared reference), and the caller's buffers are
     // documented as unspecified on error.
-    match catch_unwind(AssertUnwindSafe(body)) {
+    let result = catch_unwind(AssertUnwindSafe(body));
+    GUARDED.with(|g| g.set(g.get() - 1));
+    match result {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
             set_error(&e);
@@ -262,11 +290,14 @@ pub unsafe extern "C" fn trnbake_heights(t: *const TrnbakeTerrain, n: usize, xs:
         }
         check_len("the point list", n)?;
         // The points are copied before `out` becomes a slice, so an `out` that is `xs` or `zs`
-        // never aliases a live shared slice.
-        let points: Vec<(f32, f32)> = {
+        // never aliases a live shared slice. The copy is sized by the caller: reserved
+        // fallibly, so a list larger than memory is an error return, never an abort.
+        let mut points: Vec<(f32, f32)> = Vec::new();
+        points.try_reserve_exact(n).map_err(|_| CapiError::TooLong { what: "the point list", n })?;
+        {
             let (xs, zs) = (std::slice::from_raw_parts(xs, n), std::slice::from_raw_parts(zs, n));
-            xs.iter().copied().zip(zs.iter().copied()).collect()
-        };
+            points.extend(xs.iter().copied().zip(zs.iter().copied()));
+        }
         // In parallel, each point with the layers that touch it: bit-identical to single calls.
         let off = t.heights.heights_at_into(&points, std::slice::from_raw_parts_mut(out, n));
         if off > 0 {

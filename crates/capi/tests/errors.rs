@@ -194,3 +194,39 @@ fn off_map_points_and_regions_are_refused() {
         trnbake_terrain_free(t);
     }
 }
+
+/// Issue 37 item 9: a point count larger than memory is an error return, not an abort of the
+/// host (2^58 points: the copy's allocation failed, SIGABRT) nor a panic printed on its
+/// stderr (2^61 − 1: a capacity overflow); a panic caught inside a call prints nothing either.
+/// Run in a child process, whose stderr is checked to be empty.
+#[test]
+fn huge_point_lists_are_errors_with_nothing_on_stderr() {
+    const TEST: &str = "huge_point_lists_are_errors_with_nothing_on_stderr";
+    if std::env::var_os("TRNBAKE_CAPI_CHILD").is_none() {
+        let o = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", TEST, "--nocapture", "--test-threads=1"])
+            .env("TRNBAKE_CAPI_CHILD", "1")
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(o.status.success(), "the child failed ({:?}):\n{stdout}\n{stderr}", o.status);
+        assert!(stdout.contains("1 passed"), "{stdout}");
+        assert_eq!(stderr, "", "the library wrote on the host's stderr");
+        return;
+    }
+    unsafe {
+        let t = demo();
+        let (xs, zs, mut out) = ([0.0f32; 4], [0.0f32; 4], [0.0f32; 4]);
+        for n in [1usize << 58, (1usize << 61) - 1, usize::MAX / 8, usize::MAX] {
+            let rc = trnbake_heights(t, n, xs.as_ptr(), zs.as_ptr(), out.as_mut_ptr());
+            assert!(rc < 0, "n = {n}: {rc}");
+            let e = last_error().unwrap();
+            assert!(e.contains(&format!("the point list of {n} floats is larger than memory can hold")), "{e}");
+        }
+        // The handle still works, and a caught panic is an error return with nothing printed.
+        assert!(trnbake_height_at(t, 0.0, 0.0).is_finite());
+        assert_eq!(guard("test_fn", -1, || -> Result<i32, CapiError> { panic!("boom") }), -1);
+        assert_eq!(last_error().as_deref(), Some("panic inside test_fn: boom"));
+        trnbake_terrain_free(t);
+    }
+}
