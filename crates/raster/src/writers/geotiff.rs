@@ -796,9 +796,28 @@ fn encode_block<'a>(
             z.write_all(scratch)?;
             z.finish()
         }
-        Compression::Zstd => zstd::bulk::compress(scratch, opts.zstd_level),
+        Compression::Zstd => zstd_compress(scratch, opts.zstd_level),
         Compression::Lzw => weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8).encode(scratch).map_err(io::Error::other),
     }
+}
+
+/// One Zstandard frame with its content checksum (XXH64), so a reader (trnbake's, libzstd's)
+/// can tell a damaged tile from a good one. The compression context is kept per thread.
+fn zstd_compress(data: &[u8], level: i32) -> io::Result<Vec<u8>> {
+    use std::cell::RefCell;
+    thread_local! {
+        static CONTEXT: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
+    }
+    CONTEXT.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        if slot.as_ref().is_none_or(|(l, _)| *l != level) {
+            let mut c = zstd::bulk::Compressor::new(level)?;
+            c.set_parameter(zstd::stream::raw::CParameter::ChecksumFlag(true))?;
+            *slot = Some((level, c));
+        }
+        let (_, c) = slot.as_mut().expect("set above");
+        c.compress(data)
+    })
 }
 
 /// The next overview level's rows from a band of `nrows` rows (`cols` wide) whose first row

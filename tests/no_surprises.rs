@@ -1,0 +1,147 @@
+//! Issue 37 "No silent surprises": `convert` and `scs export` trust nothing they read without
+//! checking it, and keep what they are given.
+//!
+//! * item 3: a damaged Deflate, Zstandard or LZW tile or strip is an error naming the file and
+//!   the tile, never wrong heights with exit 0;
+//! * item 10: trnbake's own `--compress zstd` GeoTIFF of flat ground reads back.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use trnbake_raster::writers::geotiff::{write_geotiff_f32_with, Compression, TiffLayout};
+use trnbake_raster::{write_geotiff_f32, GeoTiffOptions, Grid};
+
+fn trnbake() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_trnbake"))
+}
+
+fn run_ok(cmd: &mut Command) -> Output {
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("no_surprises-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Heights that vary everywhere (so every tile holds real data).
+fn hills(g: &Grid) -> Vec<f32> {
+    (0..g.len())
+        .map(|i| {
+            let (c, r) = ((i as u32 % g.cols) as f32, (i as u32 / g.cols) as f32);
+            (c * 0.021).sin() * 150.0 + (r * 0.013).cos() * 90.0 + c * 0.05 - r * 0.025 + 12.0
+        })
+        .collect()
+}
+
+/// The (offset, length) of every tile, or strip, of the first image of a TIFF.
+fn blocks(path: &Path) -> Vec<(u64, u64)> {
+    use tiff::tags::Tag;
+    let mut d = tiff::decoder::Decoder::new(std::fs::File::open(path).unwrap()).unwrap();
+    let tiled = d.find_tag(Tag::TileOffsets).unwrap().is_some();
+    let (o, c) = if tiled { (Tag::TileOffsets, Tag::TileByteCounts) } else { (Tag::StripOffsets, Tag::StripByteCounts) };
+    let offsets = d.get_tag_u64_vec(o).unwrap();
+    let counts = d.get_tag_u64_vec(c).unwrap();
+    offsets.into_iter().zip(counts).collect()
+}
+
+/// `convert IN OUT` must fail with exit 1, naming the file and `what` (the tile or strip).
+fn refused(input: &Path, out: &Path, what: &str) -> String {
+    let o = trnbake().arg("convert").arg(input).arg(out).arg("-q").output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{} was read: {err}", input.display());
+    assert!(!err.contains("panicked"), "{err}");
+    let name = input.file_name().unwrap().to_string_lossy();
+    assert!(err.contains(name.as_ref()) && err.contains(what) && err.contains("damaged"), "the error names neither the file nor {what}: {err}");
+    assert!(!out.exists(), "{} written from a damaged input", out.display());
+    err
+}
+
+/// Item 3: one flipped bit in a COG tile (Deflate, the default), or in its Adler-32 trailer,
+/// is refused naming the file and the tile, as GDAL refuses it; likewise a damaged Zstandard
+/// strip (its content checksum) and a cut LZW strip.
+#[test]
+fn damaged_compressed_tiles_are_refused_naming_the_tile() {
+    let dir = out_dir("damaged-tiles");
+    let g = Grid { cols: 1100, rows: 700, x0: -2000.0, z0: 1000.0, spacing: 2.0 };
+    let h = hills(&g);
+    let cog = GeoTiffOptions { layout: TiffLayout::Cog, ..Default::default() };
+    let src = dir.join("cog.tif");
+    write_geotiff_f32_with(&src, &g, &h, "SWG test local metres", &cog).unwrap();
+    let good = std::fs::read(&src).unwrap();
+    run_ok(trnbake().arg("convert").arg(&src).arg(dir.join("good.r32")).arg("-q"));
+    let tiles = blocks(&src);
+    assert_eq!(tiles.len(), 3 * 2, "1100x700 posts in 512² tiles");
+    // Tile 4 is column 1, row 1 (its trailing 4 bytes: the COG's ghost trailer repeats them).
+    let (offset, len) = tiles[4];
+    let (offset, len) = (offset as usize, len as usize);
+    // The Adler-32 trailer: the data decodes as before, only the checksum can tell.
+    let mut bad = good.clone();
+    bad[offset + len - 1] ^= 0x01;
+    let p = dir.join("trailer.tif");
+    std::fs::write(&p, &bad).unwrap();
+    let err = refused(&p, &dir.join("trailer.r32"), "tile 4 (column 1, row 1 of 3x2 tiles)");
+    assert!(err.contains("Adler-32"), "{err}");
+    // Every bit of a byte in the middle of the tile's data.
+    for bit in 0..8 {
+        let mut bad = good.clone();
+        bad[offset + len / 2] ^= 1 << bit;
+        let p = dir.join(format!("bit{bit}.tif"));
+        std::fs::write(&p, &bad).unwrap();
+        refused(&p, &dir.join(format!("bit{bit}.r32")), "tile 4");
+    }
+
+    // Zstandard: trnbake writes each strip's content checksum, and it is checked.
+    for (compression, name) in [(Compression::Zstd, "zstd.tif"), (Compression::Lzw, "lzw.tif")] {
+        let opts = GeoTiffOptions { compression, ..Default::default() };
+        let p = dir.join(name);
+        write_geotiff_f32_with(&p, &g, &h, "SWG test local metres", &opts).unwrap();
+        let good = std::fs::read(&p).unwrap();
+        let strips = blocks(&p);
+        let (offset, len) = (strips[1].0 as usize, strips[1].1 as usize);
+        let mut bad = good.clone();
+        if compression == Compression::Zstd {
+            bad[offset + len - 1] ^= 0x10; // the XXH64 content checksum
+        } else {
+            // LZW has no checksum: a strip whose codes stop half way (zeros: clear codes).
+            bad[offset + len / 2..offset + len].fill(0);
+        }
+        let damaged = dir.join(format!("bad-{name}"));
+        std::fs::write(&damaged, &bad).unwrap();
+        let err = refused(&damaged, &dir.join(format!("{name}.r32")), "strip 1 (rows");
+        if compression == Compression::Zstd {
+            assert!(err.contains("checksum"), "{err}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Item 10: trnbake's own Zstandard COG of flat ground (its 1 MB tiles compress to a few
+/// dozen bytes, beyond the 4096:1 the reader assumed) is read by `convert` and `scs export`,
+/// as GDAL reads it.
+#[test]
+fn a_zstd_geotiff_of_flat_ground_reads_back() {
+    let dir = out_dir("flat-zstd");
+    let g = Grid { cols: 4097, rows: 4097, x0: -4096.0, z0: -4096.0, spacing: 2.0 };
+    let flat = dir.join("flat.tif");
+    write_geotiff_f32(&dir.join("flat-deflate.tif"), &g, &vec![0.0; g.len()], "SWG flat local metres").unwrap();
+    run_ok(trnbake().arg("convert").arg(dir.join("flat-deflate.tif")).arg(&flat).args(["--compress", "zstd", "--cog", "-q"]));
+    let len = std::fs::metadata(&flat).unwrap().len();
+    assert!(g.len() as u64 * 4 > len * 4096, "the file compresses beyond 4096:1 ({len} bytes)");
+    run_ok(trnbake().arg("convert").arg(&flat).arg(dir.join("back.r32")).arg("-q"));
+    let back = std::fs::read(dir.join("back.r32")).unwrap();
+    assert_eq!(back.len(), g.len() * 4);
+    assert!(back.chunks_exact(4).all(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) == 0.0));
+    run_ok(trnbake().args(["scs", "export"]).arg(&flat).args(["--region", "-512,-512,512,512", "-o"]).arg(dir.join("map")).arg("-q"));
+    if let Some(gdal) = common::Gdal::find() {
+        let info = gdal.info(&flat);
+        assert_eq!(info["size"], serde_json::json!([4097, 4097]));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
