@@ -3,6 +3,7 @@
 //!
 //! * item 3: a damaged Deflate, Zstandard or LZW tile or strip is an error naming the file and
 //!   the tile, never wrong heights with exit 0;
+//! * item 4: round trips through every pair of formats keep origin, spacing and CRS;
 //! * item 10: trnbake's own `--compress zstd` GeoTIFF of flat ground reads back.
 
 mod common;
@@ -10,6 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use serde_json::Value;
 use trnbake_raster::writers::geotiff::{write_geotiff_f32_with, Compression, TiffLayout};
 use trnbake_raster::{write_geotiff_f32, GeoTiffOptions, Grid};
 
@@ -28,6 +30,10 @@ fn out_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
 }
 
 /// Heights that vary everywhere (so every tile holds real data).
@@ -143,5 +149,49 @@ fn a_zstd_geotiff_of_flat_ground_reads_back() {
         let info = gdal.info(&flat);
         assert_eq!(info["size"], serde_json::json!([4097, 4097]));
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Item 4: every pair of formats, A → B, keeps the origin, the spacing and the CRS (a `.ter`
+/// stores neither origin nor CRS: its sidecar does, and the way back reads it). The grid is
+/// south-west of the centre and an even number of posts wide, so neither "centred on (0, 0)"
+/// nor a half-post shift can pass.
+#[test]
+fn round_trips_through_every_pair_of_formats_keep_origin_spacing_and_crs() {
+    let dir = out_dir("pairs");
+    let crs = "SWG naboo local metres";
+    let g = Grid { cols: 64, rows: 33, x0: -1000.0, z0: -4096.0, spacing: 2.0 };
+    let src = dir.join("src.tif");
+    write_geotiff_f32(&src, &g, &hills(&g), crs).unwrap();
+    let gdal = common::Gdal::find();
+    let formats = [("tif", "tif"), ("tif16", "tif"), ("ter", "ter"), ("png", "png"), ("r16", "raw"), ("r32", "r32")];
+    let convert = |input: &Path, out: &Path, format: &str| {
+        run_ok(trnbake().arg("convert").arg(input).arg(out).args(["--format", format, "-q"]));
+    };
+    let check = |p: &Path, why: &str| {
+        let imp = trnbake_raster::readers::open(p, &Default::default()).unwrap_or_else(|e| panic!("{why}: {e}"));
+        assert_eq!(imp.source.grid(), g, "{why}: the grid moved");
+        assert_eq!(imp.citation.as_deref(), Some(crs), "{why}: the CRS");
+        if let (Some(gd), Some("tif")) = (&gdal, p.extension().and_then(|e| e.to_str())) {
+            let gt: Vec<f64> = gd.info(p)["geoTransform"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+            assert_eq!(gt, vec![g.x0 - 1.0, 2.0, 0.0, g.north_z() + 1.0, 0.0, -2.0], "{why}: GDAL's geotransform");
+            let wkt = gd.info(p)["coordinateSystem"]["wkt"].as_str().unwrap_or_default().to_string();
+            assert!(wkt.contains(crs), "{why}: GDAL reads {wkt}");
+        }
+    };
+    for (a_name, a_ext) in formats {
+        let a = dir.join(format!("a-{a_name}.{a_ext}"));
+        convert(&src, &a, a_name);
+        check(&a, &format!("tif → {a_name}"));
+        for (b_name, b_ext) in formats {
+            let b = dir.join(format!("{a_name}-to-{b_name}.{b_ext}"));
+            convert(&a, &b, b_name);
+            check(&b, &format!("tif → {a_name} → {b_name}"));
+        }
+    }
+    // The issue's own case, from a bake-like folder: the manifest of `height.tif` is no help to
+    // the `.ter` beside it; its sidecar is.
+    let side = read_json(&dir.join("a-ter.ter.json"));
+    assert_eq!(side["outputs"][0]["grid"]["west_x"], -1000.0);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -5,7 +5,7 @@
 //! Where a format does not describe itself, the missing facts come from, in order: the
 //! command line (`--dims`, `--spacing`, `--origin`, `--height-range`, `--row-order`), a
 //! sidecar `IN.json` written by `convert`, or the `manifest.json` of the bake folder holding
-//! the file (its `outputs` entry for that file name). Missing facts that matter are an error
+//! the file (its `outputs` entry for that file name); a `.ter`'s origin comes from there too. Missing facts that matter are an error
 //! naming the file and the option to give. Default origin: the grid centred on world (0, 0),
 //! the SWG convention (the map centre is the origin; spec §3.3).
 //!
@@ -77,7 +77,12 @@ pub fn open(path: &Path, opts: &ImportOptions) -> Result<Imported> {
     let source: Box<dyn HeightSource> = match format {
         InputFormat::Ter => {
             let t = TerSource::open(path)?;
-            relabel(Box::new(t), opts, None)?
+            // A .ter stores its size and spacing, not where it lies: the origin comes from the
+            // sidecar or manifest that describes this very grid (same posts, the same spacing
+            // as the file's single-precision SCAL), else the grid is centred on (0, 0).
+            let g = t.grid();
+            let known = sidecar.as_ref().and_then(|w| w.grid).filter(|s| (s.cols, s.rows) == (g.cols, g.rows) && s.spacing as f32 == g.spacing as f32);
+            relabel(Box::new(t), opts, known)?
         }
         InputFormat::Tif => {
             let (s, c) = open_tiff(path, opts)?;
