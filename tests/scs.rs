@@ -198,10 +198,15 @@ proptest! {
 // 2. info / check, one mutated item per check
 // ---------------------------------------------------------------------------------------
 
-/// A valid one-sector map with a Terrain and a Bezier patch; returns the .aux path.
+/// A valid one-sector map with a Terrain and a Bezier patch in its .aux, and the sector's
+/// other files as `scs export` writes them; returns the .aux path.
 fn write_sector(dir: &Path, f: &SectorFile) -> PathBuf {
     let p = dir.join("sec+0000+0000.aux");
     std::fs::write(&p, f.to_bytes()).unwrap();
+    std::fs::write(dir.join("sec+0000+0000.base"), SectorFile::empty().to_bytes()).unwrap();
+    std::fs::write(dir.join("sec+0000+0000.data"), RawSectorFile::default_empty().to_bytes()).unwrap();
+    std::fs::write(dir.join("sec+0000+0000.layer"), RawSectorFile::default_empty().to_bytes()).unwrap();
+    std::fs::write(dir.join("sec+0000+0000.desc"), Desc::for_sector(0, 0).to_bytes()).unwrap();
     p
 }
 
@@ -749,6 +754,45 @@ fn check_fails_without_the_sector_folder_or_with_an_empty_one() {
     assert!(text.contains("holds no sector files"), "{text}");
     // The real map beside its folder still passes.
     assert_eq!(trnbake(&["scs", "check", mbd.to_str().unwrap()]).status.code(), Some(0));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Issue 37 item 7: a sector with a missing or empty `.aux`, `.base`, `.data`, `.desc` or
+/// `.layer` fails `scs check`, naming the file (it said "every check passed"); a missing
+/// `.snd` is fine. Checked on a map from `scs export` and on one sector file given alone.
+#[test]
+fn check_fails_for_a_missing_or_empty_sector_file() {
+    let d = tmp("sector-files");
+    let grid = Grid { cols: 65, rows: 65, x0: 0.0, z0: 0.0, spacing: 2.0 };
+    let h: Vec<f32> = (0..grid.len()).map(|i| ((i % 65) as f32 * 0.1).sin() * 3.0 + (i / 65) as f32 * 0.05).collect();
+    let e = export_map(&h, grid, None, "files", &opts("files", 32.0, None), &d).unwrap();
+    let mbd = e.mbd.to_str().unwrap().to_string();
+    let folder = Map::folder_of(&e.mbd);
+    let stem = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "aux")).unwrap();
+    let stem = stem.file_stem().unwrap().to_str().unwrap().to_string();
+    assert!(!folder.join(format!("{stem}.snd")).exists());
+    let out = trnbake(&["scs", "check", &mbd]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for ext in ["aux", "base", "data", "desc", "layer"] {
+        let p = folder.join(format!("{stem}.{ext}"));
+        let good = std::fs::read(&p).unwrap();
+        let other = if ext == "aux" { "base" } else { "aux" };
+        for (how, what) in [("missing", "missing"), ("empty", "empty file")] {
+            if how == "missing" {
+                std::fs::remove_file(&p).unwrap();
+            } else {
+                std::fs::write(&p, b"").unwrap();
+            }
+            for target in [mbd.clone(), folder.join(format!("{stem}.{other}")).display().to_string()] {
+                let out = trnbake(&["scs", "check", &target]);
+                let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+                assert_eq!(out.status.code(), Some(1), "{how} .{ext}, checking {target}: {text}");
+                assert!(text.contains(&format!("{stem}.{ext}")) && text.contains(what), "{how} .{ext}: the file is not named: {text}");
+            }
+            std::fs::write(&p, &good).unwrap();
+        }
+    }
+    assert!(trnbake(&["scs", "check", &mbd]).status.success());
     std::fs::remove_dir_all(&d).unwrap();
 }
 
