@@ -4,7 +4,8 @@
 //! * item 3: a damaged Deflate, Zstandard or LZW tile or strip is an error naming the file and
 //!   the tile, never wrong heights with exit 0;
 //! * item 4: round trips through every pair of formats keep origin, spacing and CRS;
-//! * item 10: trnbake's own `--compress zstd` GeoTIFF of flat ground reads back.
+//! * item 10: trnbake's own `--compress zstd` GeoTIFF of flat ground reads back;
+//! * item 11: a killed `convert`'s partial file is swept by the next `convert` into that folder.
 
 mod common;
 
@@ -193,5 +194,42 @@ fn round_trips_through_every_pair_of_formats_keep_origin_spacing_and_crs() {
     // the `.ter` beside it; its sidecar is.
     let side = read_json(&dir.join("a-ter.ter.json"));
     assert_eq!(side["outputs"][0]["grid"]["west_x"], -1000.0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Item 11: a `convert` killed while writing leaves `.NAME.PID.partial` beside its output;
+/// the next `convert` into that folder removes it (as a bake sweeps its folder), and leaves a
+/// running process's partial file alone.
+#[test]
+fn convert_sweeps_partial_files_of_killed_runs() {
+    let dir = out_dir("partials");
+    let g = Grid { cols: 2049, rows: 2049, x0: 0.0, z0: 0.0, spacing: 1.0 };
+    let src = dir.join("src.tif");
+    write_geotiff_f32(&src, &g, &hills(&g), "SWG test local metres").unwrap();
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let partials = || -> Vec<String> {
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".partial")).collect()
+    };
+    // A real kill -9 while the output is being written, when it can be caught in the act.
+    let mut child = trnbake().arg("convert").arg(&src).arg(out.join("big.tif")).args(["--compress", "deflate", "-q"]).spawn().unwrap();
+    let start = std::time::Instant::now();
+    while partials().is_empty() && start.elapsed().as_secs() < 20 && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let killed = partials();
+    // A partial file of a process long gone (a PID above any pid_max), and one of a process
+    // that is running (this test).
+    let dead = ".earlier.tif.4000000000.partial";
+    let alive = format!(".mine.tif.{}.partial", std::process::id());
+    std::fs::write(out.join(dead), b"half a file").unwrap();
+    std::fs::write(out.join(&alive), b"being written").unwrap();
+    let o = run_ok(trnbake().arg("convert").arg(&src).arg(out.join("small.r32")));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("removed") && err.contains("temporary file"), "{err}");
+    let left = partials();
+    assert_eq!(left, vec![alive.clone()], "killed run's files {killed:?}; left {left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
