@@ -5,7 +5,8 @@
 //!   the tile, never wrong heights with exit 0;
 //! * item 4: round trips through every pair of formats keep origin, spacing and CRS;
 //! * item 10: trnbake's own `--compress zstd` GeoTIFF of flat ground reads back;
-//! * item 11: a killed `convert`'s partial file is swept by the next `convert` into that folder.
+//! * item 11: a killed `convert`'s partial file is swept by the next `convert` into that folder;
+//! * item 15: id GeoTIFFs have no unit, and their values can be named for GDAL and QGIS.
 
 mod common;
 
@@ -231,5 +232,54 @@ fn convert_sweeps_partial_files_of_killed_runs() {
     assert!(err.contains("removed") && err.contains("temporary file"), "{err}");
     let left = partials();
     assert_eq!(left, vec![alive.clone()], "killed run's files {killed:?}; left {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `gdalinfo -json` with GDAL's sidecars read (`.aux.xml`), as QGIS opens the file.
+fn gdalinfo_with_sidecars(p: &Path) -> Value {
+    let o = Command::new("gdalinfo").arg("-json").arg(p).output().unwrap();
+    assert!(o.status.success(), "gdalinfo {}: {}", p.display(), String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Item 15: id GeoTIFFs (`shader_id`, `flora_*_id`, `env_id`) have no unit (GDAL said
+/// `Unit Type: m`), heights keep theirs, and the writer names an id map's values in a GDAL
+/// `.aux.xml` (category names and a raster attribute table) that GDAL reads.
+#[test]
+fn id_geotiffs_have_no_unit_and_can_name_their_values() {
+    use trnbake_raster::writers::categories::write_category_names;
+    use trnbake_raster::writers::geotiff::write_geotiff_u16_with;
+    let Some(_gdal) = common::Gdal::find() else { return };
+    let dir = out_dir("ids");
+    // A bake of the demo terrain: every id map without a unit, the heights in metres.
+    let bake = dir.join("bake");
+    run_ok(trnbake().args(["bake", "--spacing", "32", "--maps", "height,splat,flora,env", "--format", "tif", "--backend", "cpu", "-q", "-o"]).arg(&bake));
+    let mut ids = 0;
+    for e in std::fs::read_dir(&bake).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with("_id.tif") {
+            ids += 1;
+            let band = &gdalinfo_with_sidecars(&p)["bands"][0];
+            assert!(band.get("unit").is_none(), "{name}: unit {}", band["unit"]);
+        }
+    }
+    assert!(ids >= 3, "{ids} id maps");
+    assert_eq!(gdalinfo_with_sidecars(&bake.join("height.tif"))["bands"][0]["unit"], "m");
+
+    // The writer: category names by value (gaps stay unnamed), read back by GDAL.
+    let g = Grid { cols: 40, rows: 30, x0: 0.0, z0: 0.0, spacing: 2.0 };
+    let values: Vec<f32> = (0..g.len()).map(|i| [0.0, 1.0, 3.0][i % 3]).collect();
+    let p = dir.join("shader_id.tif");
+    write_geotiff_u16_with(&p, &g, &values, "SWG demo local metres", 1.0, 0.0, &GeoTiffOptions::default().for_ids()).unwrap();
+    let names = vec![(0, "none".to_string()), (1, "grass".to_string()), (3, "sand & rock".to_string())];
+    let written = write_category_names(&p, &names).unwrap();
+    assert_eq!((written.path.as_str(), written.format.as_str()), ("shader_id.tif.aux.xml", "aux-xml"));
+    let band = &gdalinfo_with_sidecars(&p)["bands"][0];
+    assert!(band.get("unit").is_none(), "{band}");
+    assert_eq!(band["categories"], serde_json::json!(["none", "grass", "", "sand & rock"]), "{band}");
+    let rat = gdalinfo_with_sidecars(&p)["rat"].clone();
+    let rows: Vec<Value> = rat["row"].as_array().unwrap_or_else(|| panic!("no attribute table: {rat}")).iter().map(|r| r["f"].clone()).collect();
+    assert_eq!(rows, vec![serde_json::json!([0, "none"]), serde_json::json!([1, "grass"]), serde_json::json!([3, "sand & rock"])], "{rat}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
