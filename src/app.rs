@@ -488,6 +488,12 @@ fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
     }
     let (dir, stem) = dir_and_stem(&args.output)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // Temp files (`.NAME.PID.partial`) that a killed convert (or bake) left here, as a bake
+    // sweeps its folder: only those of processes that are gone.
+    let swept = trnbake_raster::fsutil::sweep_stale_temps(&dir).with_context(|| format!("cannot sweep temporary files in {}", dir.display()))?;
+    if !swept.is_empty() && !quiet {
+        eprintln!("note: removed {} temporary file(s) left in {} by an interrupted run", swept.len(), dir.display());
+    }
 
     let input = open(&args.input, &opts)?;
     let citation = input.citation.clone().unwrap_or_else(|| "trnbake local metres".to_string());

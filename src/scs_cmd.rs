@@ -80,10 +80,12 @@ pub struct ExportArgs {
     /// Map name (NAME.mbd).
     #[arg(long, default_value = "trnbake")]
     pub name: String,
-    /// Split a patch (quadtree, watertight) while its worst post misses by more than M metres.
+    /// Split a patch (quadtree, watertight) while its worst post misses by more than M metres;
+    /// where C1 patches cannot hold M, patches of one post with C0 seams do (still watertight).
     #[arg(long, allow_negative_numbers = true, value_name = "M")]
     pub max_error: Option<f64>,
-    /// Smallest patch a split may make, in metres (default 4 post spacings).
+    /// Smallest patch a split may make, in metres (default 4 post spacings); below it, the C0
+    /// fallback's patches of one post.
     #[arg(long, allow_negative_numbers = true, value_name = "M")]
     pub min_patch: Option<f64>,
     /// With --max-error: exit 1 (after writing the map) when some patch still misses it.
@@ -268,6 +270,14 @@ fn export(a: &ExportArgs, quiet: bool) -> Result<()> {
     let m = &e.manifest;
     if m.patch_size != a.patch && !quiet {
         eprintln!("note: base patches of {} m instead of {} m, to hold --max-error", m.patch_size, a.patch);
+    }
+    if m.c0_patches > 0 && !quiet {
+        eprintln!(
+            "note: {} patch(es) of one post ({} m) with C0 seams, where C1 patches could not hold --max-error {} m",
+            m.c0_patches,
+            m.georef.grid.spacing,
+            a.max_error.unwrap_or(f64::NAN)
+        );
     }
     if let (Some(max_error), Some(false)) = (a.max_error, m.max_error_held) {
         // Said even with --quiet: the map does not keep the promise the flag makes.

@@ -343,3 +343,51 @@ fn nwn2_textures_follow_the_swg_family_names_and_are_printed() {
     assert_eq!(names[0], "TT_GS_Sand_01", "{names:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 37 item 18: the README lists every package `.ci/run` installs for the tests
+/// (`python3-gdal` was missing), and its shell examples write only into the scratch folder
+/// they create (`-o`, `--report` and the output of `convert` under `$SCRATCH`), never into the
+/// checkout.
+#[test]
+fn readme_lists_the_test_prerequisites_and_writes_examples_to_a_scratch_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    let install = ci.lines().find(|l| l.contains("apt-get install") && l.contains("gdal-bin")).expect(".ci/run installs the test prerequisites");
+    for package in install.split_whitespace().skip_while(|w| !w.starts_with("-qq")).skip(1).take_while(|w| !w.starts_with('>')) {
+        assert!(readme.contains(&format!("`{package}`")) || readme.contains(&format!(" {package}")), "the README does not list `{package}`");
+    }
+    assert!(readme.contains("SCRATCH=$(mktemp -d)"), "the README makes no scratch folder");
+    let mut blocks = 0;
+    let mut in_sh = false;
+    let mut line = String::new();
+    for l in readme.lines() {
+        if l.starts_with("```") {
+            in_sh = l == "```sh";
+            blocks += usize::from(in_sh);
+            continue;
+        }
+        if !in_sh {
+            continue;
+        }
+        // Join continued lines, drop comments.
+        line.push_str(l.trim_end_matches('\\'));
+        if l.ends_with('\\') {
+            continue;
+        }
+        let cmd = std::mem::take(&mut line);
+        let cmd = cmd.split(" #").next().unwrap_or_default().to_string();
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        if !words.iter().any(|w| *w == "trnbake" || *w == "cargo") {
+            continue;
+        }
+        let mut outputs: Vec<&str> = words.windows(2).filter(|w| ["-o", "--output", "--report"].contains(&w[0])).map(|w| w[1]).collect();
+        if let Some(at) = words.iter().position(|w| *w == "convert") {
+            outputs.extend(words.get(at + 2));
+        }
+        for out in outputs {
+            assert!(out.starts_with("$SCRATCH/"), "README: `{}` writes {out} outside the scratch folder", cmd.trim());
+        }
+    }
+    assert!(blocks >= 5, "{blocks} sh blocks");
+}

@@ -74,3 +74,39 @@ fn point_and_batch_queries_agree() {
         assert_eq!(e.height_at(p.0, p.1).to_bits(), h.to_bits());
     }
 }
+
+/// Off the map there is no ground (issue 37 item 5): `try_height_at` is an `OffMap` error
+/// naming the point and the extent, `height_at` and `heights_at` give NaN there, the edges are
+/// on the map, and `check_region` refuses a region wholly off the map or with absurd posts.
+#[test]
+fn off_map_points_have_no_height() {
+    use trnbake_swg::eval::{Grid, OffMap};
+    let t = trnbake_swg::model::json::demo_terrain();
+    let e = HeightEvaluator::new(&t, &HeightOptions::default()).unwrap();
+    let half = e.half_width();
+    assert_eq!(f64::from(half), t.header.half_width());
+    let err = e.try_height_at(99999.0, 0.0).unwrap_err();
+    assert_eq!(err, OffMap::Point { x: 99999.0, z: 0.0, half });
+    assert_eq!(err.to_string(), format!("99999,0 is off the map ({})", t.header.extent_text()));
+    assert!(e.height_at(99999.0, 0.0).is_nan());
+    assert!(e.height_at(0.0, f32::NAN).is_nan());
+    assert!(e.try_height_at(f32::INFINITY, 0.0).is_err());
+    // The edges and corners are on the map, and agree with the unchecked evaluation.
+    for (x, z) in [(half, half), (-half, -half), (0.0, half), (12.5, -3.0)] {
+        assert_eq!(e.try_height_at(x, z).unwrap().to_bits(), e.height_anywhere(x, z).to_bits(), "({x}, {z})");
+    }
+    assert!(e.height_anywhere(99999.0, 0.0).is_finite(), "the rules still answer past the edge");
+    let hs = e.heights_at(&[(0.0, 0.0), (half + 1.0, 0.0), (1.0, 1.0)]);
+    assert!(hs[0].is_finite() && hs[1].is_nan() && hs[2].is_finite());
+    let mut out = [0.0f32; 3];
+    assert_eq!(e.heights_at_into(&[(0.0, 0.0), (half + 1.0, 0.0), (1.0, -99999.0)], &mut out), 2);
+    assert_eq!(out[0].to_bits(), hs[0].to_bits());
+
+    let grid = |x0: f64, z0: f64, spacing: f64| Grid { cols: 4, rows: 4, x0, z0, spacing };
+    assert!(matches!(e.check_region(&grid(99999.0, 0.0, 1.0)), Err(OffMap::Region { .. })));
+    assert!(matches!(e.check_region(&grid(1e300, 0.0, 1.0)), Err(OffMap::NotFinite { .. })));
+    assert!(matches!(e.check_region(&grid(-1e300, -1e300, 1e300)), Err(OffMap::NotFinite { .. })));
+    let msg = e.check_region(&grid(99999.0, 0.0, 1.0)).unwrap_err().to_string();
+    assert!(msg.contains("lies entirely off the map"), "{msg}");
+    assert_eq!(e.check_region(&grid(f64::from(half) - 2.0, 0.0, 1.0)), Ok(()), "reaching past the edge is baked");
+}

@@ -194,10 +194,15 @@ proptest! {
 // 2. info / check, one mutated item per check
 // ---------------------------------------------------------------------------------------
 
-/// A valid one-sector map with a Terrain and a Bezier patch; returns the .aux path.
+/// A valid one-sector map with a Terrain and a Bezier patch in its .aux, and the sector's
+/// other files as `scs export` writes them; returns the .aux path.
 fn write_sector(dir: &Path, f: &SectorFile) -> PathBuf {
     let p = dir.join("sec+0000+0000.aux");
     std::fs::write(&p, f.to_bytes()).unwrap();
+    std::fs::write(dir.join("sec+0000+0000.base"), SectorFile::empty().to_bytes()).unwrap();
+    std::fs::write(dir.join("sec+0000+0000.data"), RawSectorFile::default_empty().to_bytes()).unwrap();
+    std::fs::write(dir.join("sec+0000+0000.layer"), RawSectorFile::default_empty().to_bytes()).unwrap();
+    std::fs::write(dir.join("sec+0000+0000.desc"), Desc::for_sector(0, 0).to_bytes()).unwrap();
     p
 }
 
@@ -750,6 +755,45 @@ fn check_fails_without_the_sector_folder_or_with_an_empty_one() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// Issue 37 item 7: a sector with a missing or empty `.aux`, `.base`, `.data`, `.desc` or
+/// `.layer` fails `scs check`, naming the file (it said "every check passed"); a missing
+/// `.snd` is fine. Checked on a map from `scs export` and on one sector file given alone.
+#[test]
+fn check_fails_for_a_missing_or_empty_sector_file() {
+    let d = tmp("sector-files");
+    let grid = Grid { cols: 65, rows: 65, x0: 0.0, z0: 0.0, spacing: 2.0 };
+    let h: Vec<f32> = (0..grid.len()).map(|i| ((i % 65) as f32 * 0.1).sin() * 3.0 + (i / 65) as f32 * 0.05).collect();
+    let e = export_map(&h, grid, None, "files", &opts("files", 32.0, None), &d).unwrap();
+    let mbd = e.mbd.to_str().unwrap().to_string();
+    let folder = Map::folder_of(&e.mbd);
+    let stem = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "aux")).unwrap();
+    let stem = stem.file_stem().unwrap().to_str().unwrap().to_string();
+    assert!(!folder.join(format!("{stem}.snd")).exists());
+    let out = run(&["scs", "check", &mbd]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for ext in ["aux", "base", "data", "desc", "layer"] {
+        let p = folder.join(format!("{stem}.{ext}"));
+        let good = std::fs::read(&p).unwrap();
+        let other = if ext == "aux" { "base" } else { "aux" };
+        for (how, what) in [("missing", "missing"), ("empty", "empty file")] {
+            if how == "missing" {
+                std::fs::remove_file(&p).unwrap();
+            } else {
+                std::fs::write(&p, b"").unwrap();
+            }
+            for target in [mbd.clone(), folder.join(format!("{stem}.{other}")).display().to_string()] {
+                let out = run(&["scs", "check", &target]);
+                let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+                assert_eq!(out.status.code(), Some(1), "{how} .{ext}, checking {target}: {text}");
+                assert!(text.contains(&format!("{stem}.{ext}")) && text.contains(what), "{how} .{ext}: the file is not named: {text}");
+            }
+            std::fs::write(&p, &good).unwrap();
+        }
+    }
+    assert!(run(&["scs", "check", &mbd]).status.success());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// A GeoTIFF heightmap of `side`² posts 1 m apart from `f(x, z)`.
 fn heightmap(dir: &Path, name: &str, side: u32, f: impl Fn(f64, f64) -> f64) -> PathBuf {
     let grid = trnbake_raster::Grid { cols: side, rows: side, x0: 0.0, z0: 0.0, spacing: 1.0 };
@@ -759,16 +803,21 @@ fn heightmap(dir: &Path, name: &str, side: u32, f: impl Fn(f64, f64) -> f64) -> 
     p
 }
 
+/// A 1 km region of mustafar (2 m posts) rough enough that C1 patches of 8 m miss 1 m.
+const ROUGH_REGION: &str = "-512,-512,512,512";
+
 fn export_manifest(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()
 }
 
-/// Issue #26 case 9: `--max-error` holds, or says where it does not. On smooth terrain that
-/// 32 m patches cannot follow within 5 cm, the fit halves the base patches until it can, and
-/// every post is then within the bound; on a 10 m cliff no C1 mosaic can follow, the command
-/// names the patches that miss and why, and `--strict` exits 1.
+/// Issue #26 case 9 and issue 37 item 19: `--max-error` holds. On smooth terrain that 32 m
+/// patches cannot follow within 5 cm, the fit halves the base patches until it can, and every
+/// post is then within the bound; on a 10 m cliff no C1 mosaic can follow, so the patches
+/// that miss become patches of one post with C0 seams (said on the console and counted in the
+/// manifest): the bound holds there too, no patch is named, `--strict` passes, and the
+/// mosaic stays watertight.
 #[test]
-fn max_error_is_held_or_every_miss_is_reported() {
+fn max_error_is_held_on_smooth_terrain_and_on_a_cliff() {
     let d = tmp("max-error");
     let smooth = heightmap(&d, "smooth.tif", 129, |x, z| 5.0 * (x / 6.0).sin() * (z / 7.0).cos());
     let out = d.join("smooth");
@@ -778,22 +827,144 @@ fn max_error_is_held_or_every_miss_is_reported() {
     assert_eq!(m["max_error_held"], true, "{m}");
     assert!(m["max"].as_f64().unwrap() <= 0.05, "{m}");
     assert!(m["patch_size"].as_f64().unwrap() < 32.0, "smaller base patches were needed: {m}");
+    assert_eq!(m["c0_patches"], 0, "{m}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("instead of 32 m, to hold --max-error"));
 
     let cliff = heightmap(&d, "cliff.tif", 129, |x, _| if x < 64.5 { 0.0 } else { 10.0 });
     let out = d.join("cliff");
-    let args = ["scs", "export", cliff.to_str().unwrap(), "--patch", "32", "--max-error", "0.5", "-o", out.to_str().unwrap()];
-    let o = run(&args);
+    let o = run(&["scs", "export", cliff.to_str().unwrap(), "--patch", "32", "--max-error", "0.5", "--strict", "-o", out.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "without --strict the map is written: {err}");
-    assert!(err.contains("miss --max-error 0.5 m") && err.contains("manifest.json"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("with C0 seams") && !err.contains("miss --max-error"), "{err}");
     let m = export_manifest(&out);
-    assert_eq!(m["max_error_held"], false);
-    let over = m["over_max_error"].as_array().unwrap();
-    assert!(!over.is_empty() && over.iter().all(|p| p["max"].as_f64().unwrap() > 0.5 && !p["reason"].as_str().unwrap().is_empty()), "{m}");
-    assert!((over[0]["max"].as_f64().unwrap() - m["max"].as_f64().unwrap()).abs() < 1e-9, "the worst miss comes first");
-    let o = run(&[&args[..], &["--strict"]].concat());
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--strict"));
+    assert_eq!(m["max_error_held"], true, "{m}");
+    assert!(m.get("over_max_error").is_none(), "{m}");
+    assert!(m["max"].as_f64().unwrap() <= 0.5, "{m}");
+    assert!(m["c0_patches"].as_u64().unwrap() > 0 && m["patches_by_size"]["1"].as_u64() == m["c0_patches"].as_u64(), "{m}");
+    // Judged independently: every post within the bound, and no crack.
+    let mbd = out.join("trnbake.mbd");
+    let patches = read_patches(&mbd);
+    let manifest: Manifest = serde_json::from_value(m.clone()).unwrap();
+    let h = |c: usize, _r: usize| if (c as f64) < 64.5 { 0.0 } else { 10.0 };
+    let (_, max, posts) = independent_error(&patches, &manifest, &h);
+    assert!(max <= 0.5 + 1e-6 && posts == 129 * 129, "independent max {max} over {posts} posts");
+    assert!(worst_crack(&patches).1 <= 1e-4, "a crack of {} m", worst_crack(&patches).1);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// (seams, worst height difference) between every pair of patches sharing an edge; the
+/// patches are grouped by their west and north lines (in 1/256 m, SCS fixed point), so a
+/// mosaic of tens of thousands of patches is checked in a moment.
+fn worst_crack(patches: &[P]) -> (usize, f64) {
+    let key = |v: f64| (v * 256.0).round() as i64;
+    let mut by_west: std::collections::HashMap<i64, Vec<usize>> = std::collections::HashMap::new();
+    let mut by_north: std::collections::HashMap<i64, Vec<usize>> = std::collections::HashMap::new();
+    for (i, p) in patches.iter().enumerate() {
+        let (w, n, _) = p.rect();
+        by_west.entry(key(w)).or_default().push(i);
+        by_north.entry(key(n)).or_default().push(i);
+    }
+    let mut seams = 0;
+    let mut worst = 0.0f64;
+    for a in patches {
+        let (aw, an, asz) = a.rect();
+        // b east of a: shared x, overlapping z.
+        for &j in by_west.get(&key(aw + asz)).map_or(&[][..], |v| v.as_slice()) {
+            let (_, bn, bsz) = patches[j].rect();
+            let (lo, hi) = (an.max(bn), (an + asz).min(bn + bsz));
+            if hi - lo > 1e-6 {
+                seams += 1;
+                for k in 0..=16 {
+                    let z = lo + (hi - lo) * k as f64 / 16.0;
+                    worst = worst.max((a.at(1.0, (z - an) / asz)[1] - patches[j].at(0.0, (z - bn) / bsz)[1]).abs());
+                }
+            }
+        }
+        // b south of a (SCS Z grows south).
+        for &j in by_north.get(&key(an + asz)).map_or(&[][..], |v| v.as_slice()) {
+            let (bw, _, bsz) = patches[j].rect();
+            let (lo, hi) = (aw.max(bw), (aw + asz).min(bw + bsz));
+            if hi - lo > 1e-6 {
+                seams += 1;
+                for k in 0..=16 {
+                    let x = lo + (hi - lo) * k as f64 / 16.0;
+                    worst = worst.max((a.at((x - aw) / asz, 1.0)[1] - patches[j].at((x - bw) / bsz, 0.0)[1]).abs());
+                }
+            }
+        }
+    }
+    (seams, worst)
+}
+
+/// Issue 37 item 19: on a 1 km dantooine region at `--patch 32 --max-error 1`, 1,147 patches
+/// used to miss the bound (max 3.17 m) because patches stopped at 8 m. Dantooine is not among
+/// the test data; a 1 km region of mustafar misses the same way (2,001 patches of 8 m over
+/// 1 m with C1 alone). Now the bound holds with no patch named, judged by the evaluator here
+/// on the heights a bake gives, and the mosaic is watertight.
+#[test]
+fn max_error_holds_on_a_real_rough_region() {
+    let Some(trn) = common::real_file("terrain/mustafar.trn") else { return };
+    let d = tmp("rough-region");
+    let root = common::swg_root();
+    let out = d.join("map");
+    let o = run(&[
+        "scs",
+        "export",
+        trn.to_str().unwrap(),
+        "--data-root",
+        root.to_str().unwrap(),
+        "--region",
+        ROUGH_REGION,
+        "--patch",
+        "32",
+        "--max-error",
+        "1",
+        "--strict",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let m = export_manifest(&out);
+    assert_eq!(m["max_error_held"], true, "{m}");
+    assert!(m.get("over_max_error").is_none() && m["max"].as_f64().unwrap() <= 1.0, "{err}");
+    assert!(m["c0_patches"].as_u64().unwrap() > 1000, "the C1 mosaic alone misses here: {}", m["c0_patches"]);
+    assert!(err.contains("with C0 seams"), "{err}");
+    // The heights the export fitted, from a bake of the same posts, judged independently.
+    let g: Grid = serde_json::from_value(m["georef"]["grid"].clone()).unwrap();
+    let bake = d.join("bake");
+    let region = format!("{},{},{},{}", g.x0, g.z0, g.east_x(), g.north_z());
+    let o = run(&[
+        "bake",
+        trn.to_str().unwrap(),
+        "--data-root",
+        root.to_str().unwrap(),
+        "--region",
+        &region,
+        "--spacing",
+        &g.spacing.to_string(),
+        "--maps",
+        "height",
+        "--backend",
+        "cpu",
+        "--format",
+        "r32",
+        "-q",
+        "-o",
+        bake.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let raw: Vec<f32> = std::fs::read(bake.join("height.r32")).unwrap().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let (cols, rows) = (g.cols as usize, g.rows as usize);
+    assert_eq!(raw.len(), cols * rows);
+    // height.r32 is north row first; the fit's rows count from the south.
+    let h = |c: usize, r: usize| f64::from(raw[(rows - 1 - r) * cols + c]);
+    let patches = read_patches(&out.join("trnbake.mbd"));
+    let manifest: Manifest = serde_json::from_value(m.clone()).unwrap();
+    let (_, max, _) = independent_error(&patches, &manifest, &h);
+    assert!(max <= 1.0 + 1e-3, "independent max {max}");
+    assert!(worst_crack(&patches).1 <= 1e-4, "a crack of {} m", worst_crack(&patches).1);
+    let out_check = run(&["scs", "check", out.join("trnbake.mbd").to_str().unwrap()]);
+    assert!(out_check.status.success(), "{}", String::from_utf8_lossy(&out_check.stderr));
     std::fs::remove_dir_all(&d).unwrap();
 }

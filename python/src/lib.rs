@@ -10,11 +10,11 @@ use std::sync::OnceLock;
 
 use numpy::ndarray::{ArrayD, IxDyn};
 use numpy::{AllowTypeChange, IntoPyArray, PyArrayLikeDyn, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3::IntoPyObjectExt;
-use trnbake_swg::eval::HeightEvaluator;
+use trnbake_swg::eval::{HeightEvaluator, OffMap};
 use trnbake_swg::model::{default_data_root, LoadError, Terrain as Model};
 use trnbake_swg::plan::{HeightOptions, PlanError};
 use trnbake_swg::surface::SurfaceEvaluator;
@@ -63,6 +63,12 @@ fn plan_error(e: PlanError, trn: &Path) -> PyErr {
         PlanError::MissingBitmap { path, .. } => PyFileNotFoundError::new_err((2, message, path)),
         _ => PyValueError::new_err(message),
     }
+}
+
+/// Emits a `RuntimeWarning` (which the caller may turn into an error with `warnings`).
+fn warn(py: Python<'_>, message: String) -> PyResult<()> {
+    let message = std::ffi::CString::new(message.replace('\0', "\\0")).expect("NULs were replaced");
+    PyErr::warn(py, py.get_type::<PyRuntimeWarning>().as_any(), &message, 1)
 }
 
 /// A Star Wars Galaxies terrain file (`.trn`), loaded and ready to evaluate.
@@ -158,6 +164,10 @@ impl PyTerrain {
     /// `xs` and `zs` are array-likes of the same shape (converted to float32, as the command
     /// line reads coordinates); returns a float32 array of that shape. Evaluated in parallel
     /// with the GIL released.
+    ///
+    /// A point off the map (outside ±map_width/2 on either axis) has no height: a single
+    /// point (scalar `xs` and `zs`) raises `ValueError` naming it and the map's extent; in an
+    /// array it gets NaN, and one `RuntimeWarning` says how many points are off the map.
     fn sample<'py>(
         &self,
         py: Python<'py>,
@@ -172,6 +182,15 @@ impl PyTerrain {
         if let Some((x, z)) = points.iter().find(|(x, z)| !(x.is_finite() && z.is_finite())) {
             return Err(PyValueError::new_err(format!("coordinates must be finite, got ({x}, {z})")));
         }
+        let off_map = |&&(x, z): &&(f32, f32)| !self.heights.on_map(x, z);
+        if let Some(&(x, z)) = points.iter().find(off_map) {
+            let first = OffMap::Point { x, z, half: self.heights.half_width() };
+            if shape.is_empty() {
+                return Err(PyValueError::new_err(first.to_string()));
+            }
+            let count = points.iter().filter(off_map).count();
+            warn(py, format!("{count} of {} points are off the map (their heights are NaN); the first: {first}", points.len()))?;
+        }
         let heights = py.detach(|| self.heights.heights_at(&points));
         let array = ArrayD::from_shape_vec(IxDyn(&shape), heights).map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(array.into_pyarray(py).into_any())
@@ -185,6 +204,10 @@ impl PyTerrain {
     /// command line's post count). `maps` names what to compute: "height", "normals",
     /// "splat", "flora", "water", "env", "color", "exclude". `backend` must be "cpu": this
     /// package bakes on the CPU (the command line has the GPU backend, with the same heights).
+    ///
+    /// A region wholly off the map, or whose posts are not finite single-precision numbers,
+    /// raises `ValueError`; one reaching past the map's edge is baked as the command line bakes
+    /// it (the posts outside hold what the rules give there), with a `RuntimeWarning`.
     ///
     /// Returns a `Bake`; the arrays have the north row first. Computed with the GIL released.
     #[pyo3(signature = (region=None, spacing=None, maps=None, backend="cpu"))]
@@ -202,6 +225,21 @@ impl PyTerrain {
         let region = region.map_or([-half, -half, half, half], |r| [r.0, r.1, r.2, r.3]);
         let spacing = spacing.unwrap_or(self.pole_spacing());
         let grid = bake::bake_grid(region, spacing).map_err(PyValueError::new_err)?;
+        self.heights.check_region(&grid).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let on_map = |x: f64, z: f64| self.model.header.on_map(x, z);
+        if !(on_map(grid.x0, grid.z0) && on_map(grid.east_x(), grid.north_z())) {
+            warn(
+                py,
+                format!(
+                    "the region {},{},{},{} reaches past the map's edge ({}); posts outside it hold what the rules give there",
+                    region[0],
+                    region[1],
+                    region[2],
+                    region[3],
+                    self.model.header.extent_text()
+                ),
+            )?;
+        }
         let out = py.detach(|| -> PyResult<_> {
             let surface = if maps.iter().any(|m| m != "height" && m != "water") { Some(self.surface()?) } else { None };
             Ok(bake::run(&BakeInputs { terrain: &self.model, heights: &self.heights, surface, grid, maps: &maps }))

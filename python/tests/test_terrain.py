@@ -225,3 +225,25 @@ def test_info(tatooine):
     assert "terrain/moseisely_road_height.tga" in info["bitmap_files"]
     assert tatooine.map_width == 16384.0 and tatooine.pole_spacing == 2.0
     assert trnbake.MAP_NAMES == SURFACE_MAPS
+
+
+def test_off_map_points_and_regions(tatooine):
+    """Off the map there is no ground (issue 37 item 5): a single point is a ValueError, an
+    array gets NaN there with one RuntimeWarning, a region wholly off the map or absurd is a
+    ValueError, and one reaching past the edge is baked with a warning."""
+    half = tatooine.map_width / 2
+    with pytest.raises(ValueError, match=r"99999,0 is off the map \(x and z from -8192 to 8192 m\)"):
+        tatooine.sample(99999.0, 0.0)
+    assert np.isfinite(tatooine.sample(half, -half))  # the edges are on the map
+    with pytest.warns(RuntimeWarning, match=r"2 of 3 points are off the map .* the first: 99999,0"):
+        hs = tatooine.sample([99999.0, 3528.0, 0.0], [0.0, -4804.0, -9000.0])
+    assert np.isnan(hs[0]) and np.isnan(hs[2]) and f"{hs[1]:.4f}" == "4.0399"
+    with pytest.raises(ValueError, match="entirely off the map"):
+        tatooine.bake(region=(20000, 20000, 20100, 20100), spacing=4)
+    with pytest.raises(ValueError, match="not finite"):
+        tatooine.bake(region=(1e300, 0, 1e300, 0), spacing=4)
+    with pytest.raises(ValueError, match="finite"):
+        tatooine.bake(region=(float("inf"), 0, 10, 10), spacing=4)
+    with pytest.warns(RuntimeWarning, match="reaches past the map's edge"):
+        b = tatooine.bake(region=(half - 8, 0, half + 8, 8), spacing=4)
+    assert b.arrays["height"].shape == (3, 5)

@@ -60,6 +60,10 @@ class Terrain:
         command line reads coordinates); returns a float32 array of that shape. Evaluated in
         parallel with the GIL released. Raises ``ValueError`` for shapes that differ or
         coordinates that are not finite.
+
+        A point off the map (outside +-map_width/2 on either axis) has no height: a single point
+        (scalar ``xs`` and ``zs``) raises ``ValueError`` naming it and the map's extent; in an
+        array it gets NaN, and one ``RuntimeWarning`` says how many points are off the map.
         """
     def bake(
         self,
@@ -76,6 +80,10 @@ class Terrain:
         line's post count). ``maps`` names what to compute (``MAP_NAMES``; ``["height"]`` by
         default); an unknown name is a ``ValueError`` listing the known ones. ``backend`` must be
         "cpu": "gpu" and "auto" are a ``ValueError`` (this package bakes on the CPU).
+
+        A region wholly off the map, or whose posts are not finite single-precision numbers, is a
+        ``ValueError``; one reaching past the map's edge is baked as the command line bakes it
+        (the posts outside hold what the rules give there), with a ``RuntimeWarning``.
 
         Returns a ``Bake``; its arrays have the north row first. Computed with the GIL released.
         """

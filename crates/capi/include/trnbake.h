@@ -51,7 +51,9 @@ const char *trnbake_version(void);
  * The exact ground height at world (x, z) in metres: x east, z north, the origin at the map
  * centre. The same height, bit for bit, as `trnbake sample` and a bake.
  *
- * Returns NaN on error (a NULL handle), with `trnbake_last_error()` set.
+ * Returns NaN with `trnbake_last_error()` set on error: a NULL handle, or a point off the
+ * map (outside -width/2 .. width/2 on either axis, edges included on the map, or NaN); the
+ * message names the point and the map's extent.
  *
  * # Safety
  * `t` is NULL or a handle from `trnbake_terrain_open` not yet freed.
@@ -62,8 +64,11 @@ float trnbake_height_at(const TrnbakeTerrain *t, float x, float z);
  * Heights at `n` points (`xs[i]`, `zs[i]`) into `out[i]`, evaluated in parallel on the
  * library's thread pool (all cores). Equal, bit for bit, to `n` calls of `trnbake_height_at`.
  *
- * `out` may be `xs` or `zs` (the points are read before any height is written). Returns 0 on
- * success, non-zero with `trnbake_last_error()` set on failure (then `out` is unspecified).
+ * `out` may be `xs` or `zs` (the points are read before any height is written). Returns 0
+ * when every point is on the map. A point off the map gets NaN, as in `trnbake_height_at`:
+ * then the return is the number of such points (positive), the other heights are set, and
+ * `trnbake_last_error()` names the first one. A negative return is a failure (a NULL
+ * pointer, a list too long for memory), with `trnbake_last_error()` set and `out` unspecified.
  *
  * # Safety
  * `t` is NULL or a live handle; `xs`, `zs` and `out` are NULL or point to `n` floats each.
@@ -81,8 +86,13 @@ int trnbake_heights(const TrnbakeTerrain *t,
  * does (`(float)x0 + (float)i * (float)spacing`), so a region gives the same heights as a bake
  * of the same grid. Evaluated in parallel, in blocks that each skip the layers not touching them.
  *
+ * A region reaching past the map's edge is baked as `trnbake bake` bakes it (the posts outside
+ * hold what the rules give there); a region wholly off the map, or whose posts are not finite
+ * single-precision coordinates (x0 = 1e300, say), is refused.
+ *
  * Returns 0 on success; non-zero with `trnbake_last_error()` set when the handle or `out` is
- * NULL, the region is empty, `spacing` is not finite and positive, or `out_len < cols * rows`.
+ * NULL, the region is empty or off the map, `spacing` is not finite and positive, or
+ * `out_len < cols * rows`.
  *
  * # Safety
  * `t` is NULL or a live handle; `out` is NULL or points to `out_len` floats.
@@ -101,7 +111,8 @@ int trnbake_bake_region(const TrnbakeTerrain *t,
  * local tables (polygons, rectangles, rivers, ribbons) covering the point.
  *
  * Returns 1 and sets `*out` when there is water there, 0 (leaving `*out` alone) when there is
- * none, and a negative value with `trnbake_last_error()` set on error (a NULL pointer).
+ * none, and a negative value with `trnbake_last_error()` set on error (a NULL pointer, a
+ * point off the map as `trnbake_height_at` refuses it).
  *
  * # Safety
  * `t` is NULL or a live handle; `out` is NULL or points to one float.

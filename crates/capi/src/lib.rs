@@ -10,6 +10,9 @@
 //!   Each call clears the message first, so it always belongs to the last call of the thread.
 //! - **No unwinding into C.** A panic inside is caught (`catch_unwind`) and becomes an error
 //!   return with the panic's message; a NULL pointer is an error, never a crash.
+//! - **Nothing on the host's stderr, no abort.** A caught panic is not printed (the panic hook
+//!   stays silent inside the API's calls), and every allocation whose size a caller chooses is
+//!   reserved fallibly (`try_reserve`): too large is an error return.
 //! - **One handle, many threads.** A [`TrnbakeTerrain`] is immutable once opened, so one handle
 //!   may be shared by any number of threads; it is freed once, after all of them are done.
 //!
@@ -21,7 +24,7 @@ use std::ffi::{c_char, c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use trnbake_swg::eval::{HeightEvaluator, CPU_CULL_BLOCK};
+use trnbake_swg::eval::{HeightEvaluator, OffMap, CPU_CULL_BLOCK};
 use trnbake_swg::grid::{Grid, GridError};
 use trnbake_swg::model::{default_data_root, LoadError, Terrain};
 use trnbake_swg::plan::{HeightOptions, PlanError};
@@ -46,6 +49,12 @@ pub enum CapiError {
     },
     #[error("region: {0}")]
     Grid(#[from] GridError),
+    /// A point or region off the map (the message names it and the map's extent).
+    #[error(transparent)]
+    OffMap(#[from] OffMap),
+    /// Some points of a batch are off the map: their heights are NaN, the others are set.
+    #[error("{count} of {n} points are off the map (their heights are NaN); the first: {first}")]
+    SomeOffMap { count: usize, n: usize, first: OffMap },
     #[error("the output buffer holds {have} floats, the region of {cols}x{rows} posts needs {need}")]
     ShortBuffer { have: usize, need: usize, cols: u32, rows: u32 },
     #[error("{what} of {n} floats is larger than memory can hold")]
@@ -100,16 +109,41 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+thread_local! {
+    // How deep this thread is inside `guard`: a panic there is caught and reported through
+    // `trnbake_last_error`, so the panic hook must not also print it on the host's stderr.
+    static GUARDED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Installs, once, a panic hook that stays silent for panics that `guard` catches on this
+/// thread and hands every other panic to the hook that was there before (the host's or Rust's
+/// default), so the library never writes to the host's stderr.
+fn quiet_caught_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if GUARDED.with(|g| g.get()) == 0 {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Runs the body of an exported function: clears the last error, catches a panic, and turns
 /// an `Err` or a panic into `on_error` with the message set. Public (hidden) so the error
 /// paths can be tested from Rust with a body that panics.
 #[doc(hidden)]
 pub fn guard<T>(function: &'static str, on_error: T, body: impl FnOnce() -> Result<T, CapiError>) -> T {
     clear_error();
+    quiet_caught_panics();
+    GUARDED.with(|g| g.set(g.get() + 1));
     // AssertUnwindSafe: after a panic the handle is only read again, never left half-written
     // (every exported function takes it by shared reference), and the caller's buffers are
     // documented as unspecified on error.
-    match catch_unwind(AssertUnwindSafe(body)) {
+    let result = catch_unwind(AssertUnwindSafe(body));
+    GUARDED.with(|g| g.set(g.get() - 1));
+    match result {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
             set_error(&e);
@@ -223,20 +257,25 @@ pub extern "C" fn trnbake_version() -> *const c_char {
 /// The exact ground height at world (x, z) in metres: x east, z north, the origin at the map
 /// centre. The same height, bit for bit, as `trnbake sample` and a bake.
 ///
-/// Returns NaN on error (a NULL handle), with `trnbake_last_error()` set.
+/// Returns NaN with `trnbake_last_error()` set on error: a NULL handle, or a point off the
+/// map (outside -width/2 .. width/2 on either axis, edges included on the map, or NaN); the
+/// message names the point and the map's extent.
 ///
 /// # Safety
 /// `t` is NULL or a handle from `trnbake_terrain_open` not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn trnbake_height_at(t: *const TrnbakeTerrain, x: f32, z: f32) -> f32 {
-    guard("trnbake_height_at", f32::NAN, || Ok(terrain(t)?.heights.height_at(x, z)))
+    guard("trnbake_height_at", f32::NAN, || Ok(terrain(t)?.heights.try_height_at(x, z)?))
 }
 
 /// Heights at `n` points (`xs[i]`, `zs[i]`) into `out[i]`, evaluated in parallel on the
 /// library's thread pool (all cores). Equal, bit for bit, to `n` calls of `trnbake_height_at`.
 ///
-/// `out` may be `xs` or `zs` (the points are read before any height is written). Returns 0 on
-/// success, non-zero with `trnbake_last_error()` set on failure (then `out` is unspecified).
+/// `out` may be `xs` or `zs` (the points are read before any height is written). Returns 0
+/// when every point is on the map. A point off the map gets NaN, as in `trnbake_height_at`:
+/// then the return is the number of such points (positive), the other heights are set, and
+/// `trnbake_last_error()` names the first one. A negative return is a failure (a NULL
+/// pointer, a list too long for memory), with `trnbake_last_error()` set and `out` unspecified.
 ///
 /// # Safety
 /// `t` is NULL or a live handle; `xs`, `zs` and `out` are NULL or point to `n` floats each.
@@ -251,14 +290,22 @@ pub unsafe extern "C" fn trnbake_heights(t: *const TrnbakeTerrain, n: usize, xs:
         }
         check_len("the point list", n)?;
         // The points are copied before `out` becomes a slice, so an `out` that is `xs` or `zs`
-        // never aliases a live shared slice.
-        let points: Vec<(f32, f32)> = {
+        // never aliases a live shared slice. The copy is sized by the caller: reserved
+        // fallibly, so a list larger than memory is an error return, never an abort.
+        let mut points: Vec<(f32, f32)> = Vec::new();
+        points.try_reserve_exact(n).map_err(|_| CapiError::TooLong { what: "the point list", n })?;
+        {
             let (xs, zs) = (std::slice::from_raw_parts(xs, n), std::slice::from_raw_parts(zs, n));
-            xs.iter().copied().zip(zs.iter().copied()).collect()
-        };
+            points.extend(xs.iter().copied().zip(zs.iter().copied()));
+        }
         // In parallel, each point with the layers that touch it: bit-identical to single calls.
-        let heights = t.heights.heights_at(&points);
-        std::slice::from_raw_parts_mut(out, n).copy_from_slice(&heights);
+        let off = t.heights.heights_at_into(&points, std::slice::from_raw_parts_mut(out, n));
+        if off > 0 {
+            let &(x, z) = points.iter().find(|&&(x, z)| !t.heights.on_map(x, z)).expect("a point is off the map");
+            let first = OffMap::Point { x, z, half: t.heights.half_width() };
+            set_error(&CapiError::SomeOffMap { count: off, n, first });
+            return Ok(c_int::try_from(off).unwrap_or(c_int::MAX));
+        }
         Ok(0)
     })
 }
@@ -269,8 +316,13 @@ pub unsafe extern "C" fn trnbake_heights(t: *const TrnbakeTerrain, n: usize, xs:
 /// does (`(float)x0 + (float)i * (float)spacing`), so a region gives the same heights as a bake
 /// of the same grid. Evaluated in parallel, in blocks that each skip the layers not touching them.
 ///
+/// A region reaching past the map's edge is baked as `trnbake bake` bakes it (the posts outside
+/// hold what the rules give there); a region wholly off the map, or whose posts are not finite
+/// single-precision coordinates (x0 = 1e300, say), is refused.
+///
 /// Returns 0 on success; non-zero with `trnbake_last_error()` set when the handle or `out` is
-/// NULL, the region is empty, `spacing` is not finite and positive, or `out_len < cols * rows`.
+/// NULL, the region is empty or off the map, `spacing` is not finite and positive, or
+/// `out_len < cols * rows`.
 ///
 /// # Safety
 /// `t` is NULL or a live handle; `out` is NULL or points to `out_len` floats.
@@ -292,6 +344,7 @@ pub unsafe extern "C" fn trnbake_bake_region(
         }
         let grid = Grid { cols, rows, x0, z0, spacing };
         grid.check_dims()?;
+        t.heights.check_region(&grid)?;
         let need = grid.len();
         if out_len < need {
             return Err(CapiError::ShortBuffer { have: out_len, need, cols, rows });
@@ -307,7 +360,8 @@ pub unsafe extern "C" fn trnbake_bake_region(
 /// local tables (polygons, rectangles, rivers, ribbons) covering the point.
 ///
 /// Returns 1 and sets `*out` when there is water there, 0 (leaving `*out` alone) when there is
-/// none, and a negative value with `trnbake_last_error()` set on error (a NULL pointer).
+/// none, and a negative value with `trnbake_last_error()` set on error (a NULL pointer, a
+/// point off the map as `trnbake_height_at` refuses it).
 ///
 /// # Safety
 /// `t` is NULL or a live handle; `out` is NULL or points to one float.
@@ -316,6 +370,9 @@ pub unsafe extern "C" fn trnbake_water_height_at(t: *const TrnbakeTerrain, x: f3
     guard("trnbake_water_height_at", -1, || {
         let t = terrain(t)?;
         let out = out.as_mut().ok_or(CapiError::Null("out"))?;
+        if !t.heights.on_map(x, z) {
+            return Err(OffMap::Point { x, z, half: t.heights.half_width() }.into());
+        }
         Ok(match t.water.height_at(x, z) {
             Some(h) => {
                 *out = h;

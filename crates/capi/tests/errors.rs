@@ -144,3 +144,89 @@ fn missing_and_damaged_files_name_the_file() {
         assert!(e.contains("capi-cut.trn") && e.contains("offset"), "{e}");
     }
 }
+
+/// Off the map there is no ground: a single call gives NaN with the error set, a batch NaN at
+/// those points (the others set) and their count, a region wholly off the map or with posts
+/// that overflow single precision is refused (issue 37 item 5).
+#[test]
+fn off_map_points_and_regions_are_refused() {
+    unsafe {
+        let t = demo();
+        let w = trnbake_map_width(t);
+        let half = w / 2.0;
+        assert!(trnbake_height_at(t, 99999.0, 0.0).is_nan());
+        let e = last_error().unwrap();
+        assert!(e.contains("99999,0 is off the map") && e.contains(&format!("from {} to {half} m", -half)), "{e}");
+        assert!(trnbake_height_at(t, 0.0, -half - 1.0).is_nan());
+        assert!(trnbake_height_at(t, f32::NAN, 0.0).is_nan());
+        assert!(last_error().unwrap().contains("off the map"));
+        // The edges are on the map.
+        assert!(trnbake_height_at(t, half, -half).is_finite());
+        assert_eq!(last_error(), None);
+        let mut wh = 0.0f32;
+        assert!(trnbake_water_height_at(t, 99999.0, 0.0, &mut wh) < 0);
+        assert!(last_error().unwrap().contains("off the map"));
+
+        // A batch: NaN where off the map, the count returned, the first point named.
+        let xs = [0.0f32, 99999.0, 10.0, -99999.0];
+        let zs = [0.0f32, 0.0, 10.0, 5.0];
+        let mut out = [0.0f32; 4];
+        assert_eq!(trnbake_heights(t, 4, xs.as_ptr(), zs.as_ptr(), out.as_mut_ptr()), 2);
+        assert!(out[1].is_nan() && out[3].is_nan());
+        assert_eq!(out[0].to_bits(), trnbake_height_at(t, 0.0, 0.0).to_bits());
+        assert_eq!(out[2].to_bits(), trnbake_height_at(t, 10.0, 10.0).to_bits());
+        assert_eq!(trnbake_heights(t, 4, xs.as_ptr(), zs.as_ptr(), out.as_mut_ptr()), 2);
+        let e = last_error().unwrap();
+        assert!(e.contains("2 of 4 points are off the map") && e.contains("99999,0"), "{e}");
+
+        // Regions: wholly off the map, or absurd, are refused; reaching past the edge is baked.
+        let mut buf = vec![f32::NAN; 16];
+        assert_ne!(trnbake_bake_region(t, 99999.0, 0.0, 1.0, 4, 4, buf.as_mut_ptr(), 16), 0);
+        assert!(last_error().unwrap().contains("entirely off the map"), "{:?}", last_error());
+        assert!(buf.iter().all(|h| h.is_nan()), "nothing is written on error");
+        assert_ne!(trnbake_bake_region(t, 1e300, 0.0, 1.0, 4, 4, buf.as_mut_ptr(), 16), 0);
+        assert!(last_error().is_some());
+        assert_ne!(trnbake_bake_region(t, -1e300, -1e300, 1e300, 4, 4, buf.as_mut_ptr(), 16), 0);
+        assert!(last_error().unwrap().contains("not finite"), "{:?}", last_error());
+        let x0 = f64::from(half) - 2.0;
+        assert_eq!(trnbake_bake_region(t, x0, 0.0, 1.0, 4, 4, buf.as_mut_ptr(), 16), 0);
+        assert!(buf.iter().all(|h| h.is_finite()));
+        trnbake_terrain_free(t);
+    }
+}
+
+/// Issue 37 item 9: a point count larger than memory is an error return, not an abort of the
+/// host (2^58 points: the copy's allocation failed, SIGABRT) nor a panic printed on its
+/// stderr (2^61 − 1: a capacity overflow); a panic caught inside a call prints nothing either.
+/// Run in a child process, whose stderr is checked to be empty.
+#[test]
+fn huge_point_lists_are_errors_with_nothing_on_stderr() {
+    const TEST: &str = "huge_point_lists_are_errors_with_nothing_on_stderr";
+    if std::env::var_os("TRNBAKE_CAPI_CHILD").is_none() {
+        let o = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", TEST, "--nocapture", "--test-threads=1"])
+            .env("TRNBAKE_CAPI_CHILD", "1")
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert!(o.status.success(), "the child failed ({:?}):\n{stdout}\n{stderr}", o.status);
+        assert!(stdout.contains("1 passed"), "{stdout}");
+        assert_eq!(stderr, "", "the library wrote on the host's stderr");
+        return;
+    }
+    unsafe {
+        let t = demo();
+        let (xs, zs, mut out) = ([0.0f32; 4], [0.0f32; 4], [0.0f32; 4]);
+        for n in [1usize << 58, (1usize << 61) - 1, usize::MAX / 8, usize::MAX] {
+            let rc = trnbake_heights(t, n, xs.as_ptr(), zs.as_ptr(), out.as_mut_ptr());
+            assert!(rc < 0, "n = {n}: {rc}");
+            let e = last_error().unwrap();
+            assert!(e.contains(&format!("the point list of {n} floats is larger than memory can hold")), "{e}");
+        }
+        // The handle still works, and a caught panic is an error return with nothing printed.
+        assert!(trnbake_height_at(t, 0.0, 0.0).is_finite());
+        assert_eq!(guard("test_fn", -1, || -> Result<i32, CapiError> { panic!("boom") }), -1);
+        assert_eq!(last_error().as_deref(), Some("panic inside test_fn: boom"));
+        trnbake_terrain_free(t);
+    }
+}

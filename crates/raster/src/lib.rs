@@ -82,8 +82,8 @@ pub struct WrittenFile {
     pub bytes: u64,
     /// SHA-256 of the file's bytes, lower-case hex.
     pub sha256: String,
-    /// `"geotiff-f32"`, `"geotiff-u16"`, `"terragen"`, `"png16"`, `"r16"`, `"r32"`, `"vrt"` or
-    /// `"world-file"`.
+    /// `"geotiff-f32"`, `"geotiff-u16"`, `"terragen"`, `"png16"`, `"r16"`, `"r32"`, `"vrt"`,
+    /// `"world-file"` or `"aux-xml"` (an id GeoTIFF's category names).
     pub format: String,
     /// For integer encodings: metres per raw step (`h = raw · scale + offset`).
     pub height_scale: Option<f64>,

@@ -110,6 +110,10 @@ pub struct Manifest {
     pub worst_patch: PatchReport,
     /// With `--max-error`: whether every post is within it.
     pub max_error_held: Option<bool>,
+    /// Patches of one post interval with C0 seams: the fallback where C1 patches cannot hold
+    /// `--max-error` (the fit module's docs).
+    #[serde(default)]
+    pub c0_patches: usize,
     /// The patches that miss `--max-error` (worst first), each with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub over_max_error: Vec<MissReport>,
@@ -277,6 +281,7 @@ pub fn export_map(heights: &[f32], grid: Grid, citation: Option<String>, input: 
         posts,
         worst_patch: worst.expect("a mosaic has at least one patch"),
         max_error_held: opts.max_error.map(|_| over_max_error.is_empty()),
+        c0_patches: mosaic.leaves.iter().filter(|l| l.c0_fallback).count(),
         over_max_error,
         sectors: map.sectors.keys().map(|&(x, z)| super::map::sector_stem(x, z)).collect(),
         files: written.iter().map(|p| p.strip_prefix(out_dir).unwrap_or(p).display().to_string()).collect(),

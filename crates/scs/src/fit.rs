@@ -22,9 +22,16 @@
 //! a split cannot improve: a post on a shared edge keeps its error. So when the refined mosaic
 //! still misses somewhere, the whole fit is redone with base patches half the size (the global
 //! solve then gives every edge more freedom), down to the minimum patch size, and the mosaic
-//! with the smallest worst error is kept. Where even that misses (a cliff no C1 cubic at the
-//! minimum size can follow), [`Mosaic::over`] lists the patches, with why, for the caller to
-//! report: `max_error` is then a stated miss, never a silent one.
+//! with the smallest worst error is kept.
+//!
+//! **C0 fallback.** Where even that misses (a cliff, or real terrain rougher than a C1 cubic at
+//! the minimum size can follow), C1 cannot hold, and the patches that miss are replaced by
+//! patches of one post interval with C0 seams: each such cell's corners are its posts, its
+//! edges straight between them, except where a cell borders a patch that holds the bound:
+//! there the cell's edge is that patch's edge cubic restricted to the cell's interval (exact
+//! subdivision, as a split does) and its corners lie on that patch. So every post is either
+//! interpolated exactly or lies on a patch within the bound, and the mosaic stays watertight.
+//! [`Mosaic::over`] then lists nothing; it stays for a caller to report a miss, were one left.
 //!
 //! Frame: local metres from the south-west post, x east, z north; patches are indexed
 //! `[iz][ix]` with iz northwards. [`super::export`] maps this to SCS's X east, Z south.
@@ -76,6 +83,9 @@ pub struct Leaf {
     pub worst_on_edge: bool,
     /// Splits below the base size.
     pub depth: u32,
+    /// A patch of one post interval from the C0 fallback (module docs): its edges are C0
+    /// seams, not C1.
+    pub c0_fallback: bool,
 }
 
 /// The fitted mosaic.
@@ -320,7 +330,7 @@ impl PatchError {
     }
 
     fn leaf(self, c0: usize, r0: usize, n: usize, bez: [[f64; 4]; 4], depth: u32) -> Leaf {
-        Leaf { c0, r0, n, bez, rms: self.rms, max: self.max, worst_post: self.worst, worst_on_edge: self.on_edge, depth }
+        Leaf { c0, r0, n, bez, rms: self.rms, max: self.max, worst_post: self.worst, worst_on_edge: self.on_edge, depth, c0_fallback: false }
     }
 }
 
@@ -472,6 +482,17 @@ fn refine(grid: FitGrid, leaf: Leaf, opts: &FitOptions, out: &mut Vec<Leaf>) -> 
 /// largest whole number of base patches from the south-west post. With `max_error`, base
 /// patches are halved while the mosaic misses and they can be (module docs).
 pub fn fit(grid: FitGrid, opts: &FitOptions) -> Result<Mosaic, FitError> {
+    let mut best = fit_c1(grid, opts)?;
+    if let Some(m) = opts.max_error {
+        let t = std::time::Instant::now();
+        c0_fallback(grid, &mut best, m);
+        best.refine_seconds += t.elapsed().as_secs_f64();
+    }
+    Ok(best)
+}
+
+/// The C1 mosaic (module docs: global fit, refinement, smaller base patches).
+fn fit_c1(grid: FitGrid, opts: &FitOptions) -> Result<Mosaic, FitError> {
     let mut best = fit_at(grid, opts.patch_posts, opts)?;
     let Some(m) = opts.max_error else { return Ok(best) };
     let mut k = opts.patch_posts;
@@ -488,6 +509,104 @@ pub fn fit(grid: FitGrid, opts: &FitOptions) -> Result<Mosaic, FitError> {
     best.solve_seconds = solve;
     best.refine_seconds = refine;
     Ok(best)
+}
+
+/// The control points of the cubic Bezier `p` restricted to `t0..t1` (its blossom at
+/// (t0,t0,t0), (t0,t0,t1), (t0,t1,t1), (t1,t1,t1)): the same curve, exactly.
+fn restrict(p: [f64; 4], t0: f64, t1: f64) -> [f64; 4] {
+    let blossom = |a: f64, b: f64, c: f64| {
+        let l1: [f64; 3] = std::array::from_fn(|i| p[i] + a * (p[i + 1] - p[i]));
+        let l2: [f64; 2] = std::array::from_fn(|i| l1[i] + b * (l1[i + 1] - l1[i]));
+        l2[0] + c * (l2[1] - l2[0])
+    };
+    [blossom(t0, t0, t0), blossom(t0, t0, t1), blossom(t0, t1, t1), blossom(t1, t1, t1)]
+}
+
+/// The C0 fallback (module docs): every leaf over `max_error` becomes one-post cells.
+fn c0_fallback(grid: FitGrid, m: &mut Mosaic, max_error: f64) {
+    use std::collections::{HashMap, HashSet};
+    if !m.leaves.iter().any(|l| l.max > max_error) {
+        return;
+    }
+    let (bad, good): (Vec<Leaf>, Vec<Leaf>) = std::mem::take(&mut m.leaves).into_iter().partition(|l| l.max > max_error);
+    // The posts on the boundaries of the leaves that miss.
+    let mut rim: HashSet<(usize, usize)> = HashSet::new();
+    for l in &bad {
+        for i in 0..=l.n {
+            rim.extend([(l.c0 + i, l.r0), (l.c0 + i, l.r0 + l.n), (l.c0, l.r0 + i), (l.c0 + l.n, l.r0 + i)]);
+        }
+    }
+    // From the leaves that hold the bound and touch them: the height of each boundary post,
+    // and each one-post piece of their edge cubics (`along_x[(c, r)]`: from post (c, r) to
+    // (c + 1, r); `along_z[(c, r)]`: to (c, r + 1)).
+    let mut vertex: HashMap<(usize, usize), f64> = HashMap::new();
+    let mut along_x: HashMap<(usize, usize), [f64; 4]> = HashMap::new();
+    let mut along_z: HashMap<(usize, usize), [f64; 4]> = HashMap::new();
+    for l in &good {
+        let n = l.n;
+        let touches = (0..=n).any(|i| [(l.c0 + i, l.r0), (l.c0 + i, l.r0 + n), (l.c0, l.r0 + i), (l.c0 + n, l.r0 + i)].iter().any(|p| rim.contains(p)));
+        if !touches {
+            continue;
+        }
+        let b = &l.bez;
+        let column = |ix: usize| [b[0][ix], b[1][ix], b[2][ix], b[3][ix]];
+        for i in 0..n {
+            let (t0, t1) = (i as f64 / n as f64, (i + 1) as f64 / n as f64);
+            for (row, r) in [(b[0], l.r0), (b[3], l.r0 + n)] {
+                let piece = restrict(row, t0, t1);
+                along_x.insert((l.c0 + i, r), piece);
+                vertex.insert((l.c0 + i, r), piece[0]);
+                vertex.insert((l.c0 + i + 1, r), piece[3]);
+            }
+            for (col, c) in [(column(0), l.c0), (column(3), l.c0 + n)] {
+                let piece = restrict(col, t0, t1);
+                along_z.insert((c, l.r0 + i), piece);
+                vertex.insert((c, l.r0 + i), piece[0]);
+                vertex.insert((c, l.r0 + i + 1), piece[3]);
+            }
+        }
+    }
+    let v = |c: usize, r: usize| vertex.get(&(c, r)).copied().unwrap_or_else(|| grid.at(c, r));
+    // An edge from corner value a to b: the neighbour's piece (its ends set to the corners,
+    // which equal them up to rounding), or the straight line.
+    let edge = |piece: Option<&[f64; 4]>, a: f64, b: f64| match piece {
+        Some(p) => [a, p[1], p[2], b],
+        None => [a, a + (b - a) / 3.0, a + 2.0 * (b - a) / 3.0, b],
+    };
+    let mut cells = Vec::new();
+    for l in &bad {
+        for r in l.r0..l.r0 + l.n {
+            for c in l.c0..l.c0 + l.n {
+                let (v00, v10, v01, v11) = (v(c, r), v(c + 1, r), v(c, r + 1), v(c + 1, r + 1));
+                let south = edge(along_x.get(&(c, r)), v00, v10);
+                let north = edge(along_x.get(&(c, r + 1)), v01, v11);
+                let west = edge(along_z.get(&(c, r)), v00, v01);
+                let east = edge(along_z.get(&(c + 1, r)), v10, v11);
+                let mut bez = [[0.0; 4]; 4];
+                bez[0] = south;
+                bez[3] = north;
+                for iz in 0..4 {
+                    bez[iz][0] = west[iz];
+                    bez[iz][3] = east[iz];
+                }
+                // The interior: the discrete Coons patch of the four edges.
+                for iz in 1..3 {
+                    for ix in 1..3 {
+                        let (u, w) = (ix as f64 / 3.0, iz as f64 / 3.0);
+                        let loft_z = (1.0 - w) * bez[0][ix] + w * bez[3][ix];
+                        let loft_x = (1.0 - u) * bez[iz][0] + u * bez[iz][3];
+                        let bilinear = (1.0 - u) * (1.0 - w) * v00 + u * (1.0 - w) * v10 + (1.0 - u) * w * v01 + u * w * v11;
+                        bez[iz][ix] = loft_z + loft_x - bilinear;
+                    }
+                }
+                let mut leaf = PatchError::of(grid, c, r, 1, &bez).leaf(c, r, 1, bez, l.depth + 1);
+                leaf.c0_fallback = true;
+                cells.push(leaf);
+            }
+        }
+    }
+    m.leaves = good;
+    m.leaves.extend(cells);
 }
 
 /// [`fit`] at one base patch size of `k` post intervals.

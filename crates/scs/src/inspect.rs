@@ -72,6 +72,9 @@ fn read_problem(path: &Path, e: MapError) -> Problem {
     }
 }
 
+/// The files every sector has (its `.snd` is optional).
+pub const REQUIRED_SECTOR_FILES: [&str; 5] = ["base", "aux", "data", "desc", "layer"];
+
 /// Load `path`: a `.mbd` (the whole map) or one sector file (that sector).
 pub fn load(path: &Path) -> Result<Loaded, MapError> {
     let mut paths: Vec<PathBuf> = Vec::new();
@@ -133,6 +136,28 @@ pub fn load(path: &Path) -> Result<Loaded, MapError> {
         });
     }
     paths.sort();
+    // Every sector has these five files (scs §B.2; `.snd` is optional): one that is missing
+    // must not read as "every check passed" (issue 37 item 7).
+    let mut stems: BTreeMap<(PathBuf, String), Vec<String>> = BTreeMap::new();
+    for p in &paths {
+        if let (Some(stem), Some(ext)) = (p.file_stem().and_then(|s| s.to_str()), p.extension().and_then(|e| e.to_str())) {
+            let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
+            stems.entry((dir, stem.to_string())).or_default().push(ext.to_string());
+        }
+    }
+    for ((dir, stem), exts) in &stems {
+        for ext in REQUIRED_SECTOR_FILES {
+            if !exts.iter().any(|e| e == ext) {
+                problems.push(Problem {
+                    file: dir.join(format!("{stem}.{ext}")).display().to_string(),
+                    item: None,
+                    field: "file".into(),
+                    offset: 0,
+                    message: format!("missing: every sector has its {} files", REQUIRED_SECTOR_FILES.map(|e| format!(".{e}")).join(", ")),
+                });
+            }
+        }
+    }
     let mut files = Vec::new();
     let mut other_files = 0;
     let mut sectors: Vec<(i32, i32)> = Vec::new();
@@ -141,6 +166,16 @@ pub fn load(path: &Path) -> Result<Loaded, MapError> {
             if !sectors.contains(&k) {
                 sectors.push(k);
             }
+        }
+        if std::fs::metadata(&p).map_err(|error| MapError::Io { path: p.clone(), error })?.len() == 0 {
+            problems.push(Problem {
+                file: p.display().to_string(),
+                item: None,
+                field: "file".into(),
+                offset: 0,
+                message: "empty file: a sector file has at least its header".into(),
+            });
+            continue;
         }
         let framed = matches!(p.extension().and_then(|e| e.to_str()), Some("base" | "aux" | "snd"));
         if framed {

@@ -96,7 +96,7 @@ pub fn check_pfpm_where(t: &Terrain, e: &HeightEvaluator, n: usize, seed: u64, k
             }
         }
     }
-    let heights = e.heights_at(&points);
+    let heights = e.heights_anywhere(&points);
     let mut report = PfpmReport { cells: flora_cells.len(), passed: 0, misses: Vec::new() };
     for (k, &(col, row)) in flora_cells.iter().enumerate() {
         let hs = &heights[k * 81..(k + 1) * 81];
@@ -174,7 +174,7 @@ pub fn check_wmap(t: &Terrain, e: &HeightEvaluator, n: usize, k: u32, seed: u64)
             (0..k * k).map(move |i| (x0 + (i % k) as f32 * step, z0 + (i / k) as f32 * step))
         })
         .collect();
-    let hs = e.heights_at(&points);
+    let hs = e.heights_anywhere(&points);
     let kk = (k * k) as usize;
     let mut report = ChunkReport { chunks: n, agree: 0, misses: Vec::new() };
     for (i, &(c, r)) in chunks.iter().enumerate() {
@@ -200,7 +200,7 @@ pub fn check_smap(t: &Terrain, e: &HeightEvaluator, n: usize, seed: u64) -> Opti
     let chunks: Vec<(u32, u32)> = (0..n).map(|_| (pick.below(count as u64) as u32, pick.below(count as u64) as u32)).collect();
     let points: Vec<(f32, f32)> =
         chunks.iter().flat_map(|&(c, r)| crate::surface::smap::smap_corner_points(-half + c as f32 * cw, -half + r as f32 * cw, cw)).collect();
-    let hs = e.heights_at(&points);
+    let hs = e.heights_anywhere(&points);
     let mut report = ChunkReport { chunks: n, agree: 0, misses: Vec::new() };
     for (i, &(c, r)) in chunks.iter().enumerate() {
         let (min, max) = min_max(&hs[i * 9..(i + 1) * 9]);
@@ -500,7 +500,7 @@ pub fn pimp_cell_posts(
             let mut h = [[0.0f32; 3]; 3];
             for (dz, hrow) in h.iter_mut().enumerate() {
                 for (dx, v) in hrow.iter_mut().enumerate() {
-                    *v = heights.height_at(x + (dx as f32 - 1.0) * pole, z + (dz as f32 - 1.0) * pole);
+                    *v = heights.height_anywhere(x + (dx as f32 - 1.0) * pole, z + (dz as f32 - 1.0) * pole);
                 }
             }
             let normal = crate::surface::normals::post_normal(normals, &h, pole, gx, gz);
@@ -1056,7 +1056,7 @@ pub fn dump_cells(
             for j in 0..m {
                 for i in 0..m {
                     let (gx, gz) = (gx0 + i as i64 - 1, gz0 + j as i64 - 1);
-                    h[j * m + i] = heights.height_at(-half + gx as f32 * pole, -half + gz as f32 * pole);
+                    h[j * m + i] = heights.height_anywhere(-half + gx as f32 * pole, -half + gz as f32 * pole);
                 }
             }
             let mut posts = Vec::new();

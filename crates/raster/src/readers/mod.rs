@@ -5,12 +5,14 @@
 //! Where a format does not describe itself, the missing facts come from, in order: the
 //! command line (`--dims`, `--spacing`, `--origin`, `--height-range`, `--row-order`), a
 //! sidecar `IN.json` written by `convert`, or the `manifest.json` of the bake folder holding
-//! the file (its `outputs` entry for that file name). Missing facts that matter are an error
+//! the file (its `outputs` entry for that file name); a `.ter`'s origin comes from there too. Missing facts that matter are an error
 //! naming the file and the option to give. Default origin: the grid centred on world (0, 0),
 //! the SWG convention (the map centre is the origin; spec §3.3).
 //!
 //! Bad input is an error, never a panic: every size is checked against the file before any
 //! allocation, and the decoders' own errors are reported with the file name.
+
+mod tiff_check;
 
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -75,7 +77,12 @@ pub fn open(path: &Path, opts: &ImportOptions) -> Result<Imported> {
     let source: Box<dyn HeightSource> = match format {
         InputFormat::Ter => {
             let t = TerSource::open(path)?;
-            relabel(Box::new(t), opts, None)?
+            // A .ter stores its size and spacing, not where it lies: the origin comes from the
+            // sidecar or manifest that describes this very grid (same posts, the same spacing
+            // as the file's single-precision SCAL), else the grid is centred on (0, 0).
+            let g = t.grid();
+            let known = sidecar.as_ref().and_then(|w| w.grid).filter(|s| (s.cols, s.rows) == (g.cols, g.rows) && s.spacing as f32 == g.spacing as f32);
+            relabel(Box::new(t), opts, known)?
         }
         InputFormat::Tif => {
             let (s, c) = open_tiff(path, opts)?;
@@ -277,11 +284,13 @@ fn open_tiff(path: &Path, opts: &ImportOptions) -> Result<(Box<dyn HeightSource>
     Ok((relabel(Box::new(MemSource::north_first(g, heights)?), opts, Some(g))?, citation))
 }
 
-/// The image a TIFF declares must fit in the file, given its compression, before the decoder
-/// allocates the decoded buffer: a 198-byte file declaring 32769² Float32 samples would
-/// otherwise cost 4.3 GB first (issue #26). Bounds per compression: uncompressed 1:1,
-/// PackBits 64:1 (a 2-byte run packet gives at most 128 bytes), Deflate 1032:1 (zlib's limit),
-/// LZW and anything else 4096:1 (a 12-bit code gives at most 4096 bytes).
+/// The image a TIFF declares must be in the file before the decoder allocates the decoded
+/// buffer: a 198-byte file declaring 32769² Float32 samples would otherwise cost 4.3 GB first
+/// (issue #26). Uncompressed data must fit in the file (1:1) and PackBits data within 64:1 (a
+/// 2-byte run packet gives at most 128 bytes). Deflate, Zstandard and LZW blocks are each
+/// decompressed and checked first ([`tiff_check`]: checksums, and output bounded by the
+/// block's declared size), so no compression ratio is assumed for them (a Zstandard tile of
+/// flat ground compresses beyond 4096:1); any other compression is held to 4096:1.
 fn check_tiff_data_fits<R: std::io::Read + std::io::Seek>(path: &Path, d: &mut tiff::decoder::Decoder<R>, cols: u32, rows: u32) -> Result<()> {
     use tiff::tags::Tag;
     let name = path.display().to_string();
@@ -289,10 +298,13 @@ fn check_tiff_data_fits<R: std::io::Read + std::io::Seek>(path: &Path, d: &mut t
     let bits = d.find_tag_unsigned::<u32>(Tag::BitsPerSample).ok().flatten().unwrap_or(8);
     let spp = d.find_tag_unsigned::<u32>(Tag::SamplesPerPixel).ok().flatten().unwrap_or(1);
     let compression = d.find_tag_unsigned::<u16>(Tag::Compression).ok().flatten().unwrap_or(1);
+    if let Some(codec) = tiff_check::Codec::of(compression) {
+        let blocks = tiff_check::blocks(d, cols, rows, &name)?;
+        return tiff_check::check_blocks(path, codec, &blocks);
+    }
     let (ratio, what) = match compression {
         1 => (1u64, "uncompressed"),
         32773 => (64, "PackBits-compressed"),
-        8 | 32946 => (1032, "Deflate-compressed"),
         _ => (4096, "compressed"),
     };
     let declared = u64::from(cols).saturating_mul(u64::from(rows)).saturating_mul(u64::from(spp.max(1))).saturating_mul(u64::from(bits.max(1)).div_ceil(8));

@@ -165,6 +165,10 @@ pub struct GeoTiffOptions {
     pub strip_bytes: usize,
     /// How a COG's overviews are computed; [`GeoTiffOptions::for_ids`] sets `Nearest`.
     pub overview_resampling: Resampling,
+    /// The band's unit (GDAL's `UNITTYPE`, "Unit Type" in `gdalinfo`) and the vertical unit
+    /// GeoKey: `Some("m")` for heights (the default), `None` for ids and classes, which have
+    /// no unit ([`GeoTiffOptions::for_ids`]).
+    pub unit: Option<&'static str>,
 }
 
 impl Default for GeoTiffOptions {
@@ -177,15 +181,17 @@ impl Default for GeoTiffOptions {
             zstd_level: 3,
             strip_bytes: 256 * 1024,
             overview_resampling: Resampling::Average,
+            unit: Some("m"),
         }
     }
 }
 
 impl GeoTiffOptions {
     /// The same options for a map of ids or classes (`shader_id.tif`, `env_id.tif`, …): the
-    /// overviews pick a value instead of averaging.
+    /// overviews pick a value instead of averaging, and the band has no unit (an id is not in
+    /// metres). Name the ids with [`write_category_names`](super::categories::write_category_names).
     pub fn for_ids(self) -> Self {
-        Self { overview_resampling: Resampling::Nearest, ..self }
+        Self { overview_resampling: Resampling::Nearest, unit: None, ..self }
     }
 
     fn check(&self) -> io::Result<()> {
@@ -616,10 +622,10 @@ impl GeoTiffStreamWriter {
         ifd.push(33550, Value::Double(vec![g.spacing, g.spacing, 0.0])); // ModelPixelScale
         ifd.push(33922, Value::Double(vec![0.0, 0.0, 0.0, g.x0, g.north_z(), 0.0])); // ModelTiepoint
         let citation = geo_citation(&self.citation);
-        ifd.push(34735, Value::Short(geo_key_directory(citation.len())));
+        ifd.push(34735, Value::Short(geo_key_directory(citation.len(), self.opts.unit.is_some())));
         ifd.push(34737, Value::Ascii(citation));
         let stats = self.stats.as_ref().and_then(Stats::summary);
-        ifd.push(42112, Value::Ascii(gdal_metadata(self.sample, stats.as_ref())));
+        ifd.push(42112, Value::Ascii(gdal_metadata(self.sample, stats.as_ref(), self.opts.unit)));
         if let Some(nd) = self.nodata() {
             ifd.push(42113, Value::Ascii(nd.into()));
         }
@@ -796,9 +802,28 @@ fn encode_block<'a>(
             z.write_all(scratch)?;
             z.finish()
         }
-        Compression::Zstd => zstd::bulk::compress(scratch, opts.zstd_level),
+        Compression::Zstd => zstd_compress(scratch, opts.zstd_level),
         Compression::Lzw => weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8).encode(scratch).map_err(io::Error::other),
     }
+}
+
+/// One Zstandard frame with its content checksum (XXH64), so a reader (trnbake's, libzstd's)
+/// can tell a damaged tile from a good one. The compression context is kept per thread.
+fn zstd_compress(data: &[u8], level: i32) -> io::Result<Vec<u8>> {
+    use std::cell::RefCell;
+    thread_local! {
+        static CONTEXT: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
+    }
+    CONTEXT.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        if slot.as_ref().is_none_or(|(l, _)| *l != level) {
+            let mut c = zstd::bulk::Compressor::new(level)?;
+            c.set_parameter(zstd::stream::raw::CParameter::ChecksumFlag(true))?;
+            *slot = Some((level, c));
+        }
+        let (_, c) = slot.as_mut().expect("set above");
+        c.compress(data)
+    })
 }
 
 /// The next overview level's rows from a band of `nrows` rows (`cols` wide) whose first row
@@ -939,14 +964,15 @@ fn horizontal_predict_row_u16(src: impl Iterator<Item = u16>, dst: &mut [u8]) {
     }
 }
 
-/// GeoKey variant A: user-defined model, PixelIsPoint, citation, metre linear/vertical units.
-/// `citation_len` includes the terminating '|'.
-fn geo_key_directory(citation_len: usize) -> Vec<u16> {
-    vec![
+/// GeoKey variant A: user-defined model, PixelIsPoint, citation, metre linear units, and
+/// metre vertical units when the samples are heights (`vertical`). `citation_len` includes
+/// the terminating '|'.
+fn geo_key_directory(citation_len: usize, vertical: bool) -> Vec<u16> {
+    let mut keys = vec![
         1,
         1,
         0,
-        5, // version 1.1.0, five keys
+        4 + u16::from(vertical), // version 1.1.0, four or five keys
         1024,
         0,
         1,
@@ -963,11 +989,11 @@ fn geo_key_directory(citation_len: usize) -> Vec<u16> {
         0,
         1,
         9001, // ProjLinearUnitsGeoKey = metre
-        4099,
-        0,
-        1,
-        9001, // VerticalUnitsGeoKey = metre
-    ]
+    ];
+    if vertical {
+        keys.extend([4099, 0, 1, 9001]); // VerticalUnitsGeoKey = metre
+    }
+    keys
 }
 
 /// The citation as GeoAsciiParams content: printable ASCII only, '|' replaced, '|'-terminated,
@@ -991,7 +1017,7 @@ fn geo_citation(citation: &str) -> String {
 
 /// GDAL's band metadata XML (tag 42112), as GDAL itself writes it; with the statistics of a
 /// COG.
-fn gdal_metadata(sample: TiffSample, stats: Option<&StatsSummary>) -> String {
+fn gdal_metadata(sample: TiffSample, stats: Option<&StatsSummary>, unit: Option<&str>) -> String {
     let mut x = String::from("<GDALMetadata>\n");
     if let TiffSample::U16 { scale, offset } = sample {
         x.push_str(&format!("  <Item name=\"OFFSET\" sample=\"0\" role=\"offset\">{}</Item>\n", fmt_f64(offset)));
@@ -1002,7 +1028,9 @@ fn gdal_metadata(sample: TiffSample, stats: Option<&StatsSummary>) -> String {
             x.push_str(&format!("  <Item name=\"STATISTICS_{name}\" sample=\"0\">{}</Item>\n", fmt_f64(v)));
         }
     }
-    x.push_str("  <Item name=\"UNITTYPE\" sample=\"0\" role=\"unittype\">m</Item>\n");
+    if let Some(unit) = unit {
+        x.push_str(&format!("  <Item name=\"UNITTYPE\" sample=\"0\" role=\"unittype\">{}</Item>\n", super::vrt::xml_escape(unit)));
+    }
     x.push_str("</GDALMetadata>");
     x
 }
@@ -1047,9 +1075,13 @@ mod tests {
         assert_eq!(geo_citation("SWG tatooine local metres"), "SWG tatooine local metres|");
         assert_eq!(geo_citation("a|b\u{e9}\n"), "a/b??|");
         assert_eq!(geo_citation(""), "trnbake local metres|");
-        let keys = geo_key_directory(29);
+        let keys = geo_key_directory(29, true);
         assert_eq!(keys.len(), 4 + 4 * 5);
         assert_eq!(&keys[12..16], &[1026, 34737, 29, 0]);
+        // Ids and classes: no vertical unit.
+        let keys = geo_key_directory(29, false);
+        assert_eq!((keys.len(), keys[3]), (4 + 4 * 4, 4));
+        assert!(!keys.contains(&4099));
     }
 
     #[test]
@@ -1067,7 +1099,7 @@ mod tests {
 
     #[test]
     fn metadata_xml() {
-        let x = gdal_metadata(TiffSample::U16 { scale: 0.5, offset: -10.0 }, None);
+        let x = gdal_metadata(TiffSample::U16 { scale: 0.5, offset: -10.0 }, None, Some("m"));
         assert!(!x.contains("STATISTICS"));
         assert!(x.contains("<Item name=\"SCALE\" sample=\"0\" role=\"scale\">0.5</Item>"));
         assert!(x.contains("<Item name=\"OFFSET\" sample=\"0\" role=\"offset\">-10.0</Item>"));

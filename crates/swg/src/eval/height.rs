@@ -41,7 +41,29 @@ pub fn height_at_point(plan: &BakePlan, tile: &TileList, x: f32, z: f32) -> f32 
 /// fastest on tatooine's 2 m region (docs: Performance).
 pub const CPU_CULL_BLOCK: u32 = 256;
 
+/// A point or a region the terrain has no ground for: the one rule of every API (Rust, C,
+/// Python) for input off the map. The map spans −half..half metres in x and z, edges included.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum OffMap {
+    /// A point outside the map, or with a coordinate that is not a number.
+    #[error("{x},{z} is off the map (x and z from {} to {half} m)", -half)]
+    Point { x: f32, z: f32, half: f32 },
+    /// A region of posts none of which lies on the map.
+    #[error("the region {west},{south},{east},{north} lies entirely off the map (x and z from {} to {half} m)", -half)]
+    Region { west: f64, south: f64, east: f64, north: f64, half: f32 },
+    /// A region whose posts cannot be placed: a bound that is not finite, or whose post
+    /// coordinates overflow single precision (the precision posts are evaluated in).
+    #[error("the region {west},{south},{east},{north} has posts that are not finite numbers in single precision")]
+    NotFinite { west: f64, south: f64, east: f64, north: f64 },
+}
+
 /// Heights of a terrain: the public entry point for server emulators and the CPU backend.
+///
+/// Points off the map have no height: [`HeightEvaluator::try_height_at`] says so with an
+/// [`OffMap`] error, [`HeightEvaluator::height_at`] and [`HeightEvaluator::heights_at`] give
+/// NaN there. The grid functions ([`HeightEvaluator::grid_region`] and friends) evaluate the
+/// rules wherever the posts are, as a bake of a region reaching past the edge does; check a
+/// region with [`HeightEvaluator::check_region`] first.
 pub struct HeightEvaluator {
     pub plan: BakePlan,
 }
@@ -51,17 +73,82 @@ impl HeightEvaluator {
         Ok(HeightEvaluator { plan: BakePlan::for_heights(terrain, opts)? })
     }
 
-    /// Exact ground height at world (x, z) in metres (x east, z north, origin at the map centre).
+    /// Half the map's width: the map spans −half..half metres in x and z.
+    pub fn half_width(&self) -> f32 {
+        self.plan.half_width
+    }
+
+    /// Whether world (x, z) lies on the map, its edges included (NaN does not).
+    pub fn on_map(&self, x: f32, z: f32) -> bool {
+        let h = self.plan.half_width;
+        (-h..=h).contains(&x) && (-h..=h).contains(&z)
+    }
+
+    /// Exact ground height at world (x, z) in metres (x east, z north, origin at the map
+    /// centre), or [`OffMap::Point`] for a point off the map (or not a number).
+    pub fn try_height_at(&self, x: f32, z: f32) -> Result<f32, OffMap> {
+        if !self.on_map(x, z) {
+            return Err(OffMap::Point { x, z, half: self.plan.half_width });
+        }
+        Ok(self.height_anywhere(x, z))
+    }
+
+    /// Exact ground height at world (x, z) in metres (x east, z north, origin at the map
+    /// centre); NaN for a point off the map (see [`HeightEvaluator::try_height_at`] for the
+    /// error instead).
     pub fn height_at(&self, x: f32, z: f32) -> f32 {
+        self.try_height_at(x, z).unwrap_or(f32::NAN)
+    }
+
+    /// What the rules give at (x, z), on the map or not: the heights of the posts past the
+    /// edge that a region reaching beyond the map bakes (and the aprons of the normals).
+    pub fn height_anywhere(&self, x: f32, z: f32) -> f32 {
         let tile = self.plan.tile_layers([x, z, x, z]);
         height_at_point(&self.plan, &tile, x, z)
     }
 
-    /// Heights at many points, in parallel, in input order. Each point walks only the layers
-    /// that can touch it, as [`HeightEvaluator::height_at`] does (bit-identical: culling is
-    /// exact), which for scattered points is about twice as fast as walking every layer.
+    /// Heights at many points, in parallel, in input order; NaN for a point off the map, as
+    /// [`HeightEvaluator::height_at`]. Each point walks only the layers that can touch it
+    /// (bit-identical: culling is exact), which for scattered points is about twice as fast
+    /// as walking every layer.
     pub fn heights_at(&self, points: &[(f32, f32)]) -> Vec<f32> {
         points.par_iter().with_min_len(256).map(|&(x, z)| self.height_at(x, z)).collect()
+    }
+
+    /// [`HeightEvaluator::heights_at`] into the caller's slice (`out.len() == points.len()`),
+    /// allocating nothing; returns how many points are off the map (NaN in `out`).
+    pub fn heights_at_into(&self, points: &[(f32, f32)], out: &mut [f32]) -> usize {
+        assert_eq!(out.len(), points.len());
+        out.par_iter_mut()
+            .zip(points.par_iter())
+            .with_min_len(256)
+            .map(|(h, &(x, z))| {
+                *h = self.height_at(x, z);
+                usize::from(!self.on_map(x, z))
+            })
+            .sum()
+    }
+
+    /// [`HeightEvaluator::height_anywhere`] at many points, in parallel, in input order.
+    pub fn heights_anywhere(&self, points: &[(f32, f32)]) -> Vec<f32> {
+        points.par_iter().with_min_len(256).map(|&(x, z)| self.height_anywhere(x, z)).collect()
+    }
+
+    /// Whether `grid` is a region the API bakes: every post a finite single-precision
+    /// position, and at least part of it on the map (a region reaching past the edge is
+    /// baked, its posts outside holding what the rules give there).
+    pub fn check_region(&self, grid: &Grid) -> Result<(), OffMap> {
+        let (west, south) = (grid.x0, grid.z0);
+        let (east, north) = (grid.east_x(), grid.north_z());
+        let fits = |v: f64| v.is_finite() && v.abs() <= f64::from(f32::MAX);
+        if ![west, south, east, north].into_iter().all(fits) || !grid.spacing.is_finite() {
+            return Err(OffMap::NotFinite { west, south, east, north });
+        }
+        let h = f64::from(self.plan.half_width);
+        if west > h || east < -h || south > h || north < -h {
+            return Err(OffMap::Region { west, south, east, north, half: self.plan.half_width });
+        }
+        Ok(())
     }
 
     /// Heights of a grid block of posts [c0, c0+cols) × [r0, r0+rows), row-major from the

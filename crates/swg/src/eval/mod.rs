@@ -13,5 +13,5 @@ pub mod walk;
 pub mod walk_strip;
 
 pub use crate::grid::Grid;
-pub use height::{height_at_point, HeightEvaluator, HeightState, CPU_CULL_BLOCK};
+pub use height::{height_at_point, HeightEvaluator, HeightState, OffMap, CPU_CULL_BLOCK};
 pub use walk::{walk_point, PassState};

@@ -170,7 +170,7 @@ pub fn band_apron_heights<E>(
     }
     let ring_points: Vec<(f32, f32)> =
         ring.iter().map(|&(c, r)| (grid.x0 as f32 + c as f32 * grid.spacing as f32, grid.z0 as f32 + r as f32 * grid.spacing as f32)).collect();
-    let ring_heights = he.heights_at(&ring_points);
+    let ring_heights = he.heights_anywhere(&ring_points);
     for (&(c, r), h) in ring.iter().zip(ring_heights) {
         padded[(r - pr0) as usize * stride + (c + 1) as usize] = h;
     }
