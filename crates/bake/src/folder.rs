@@ -140,8 +140,3 @@ fn previous_outputs(manifest: &Path) -> Vec<String> {
         list.as_array().map(|a| a.iter().filter_map(|o| o.get("path").and_then(|p| p.as_str()).or(o.as_str()).map(String::from)).collect()).unwrap_or_default();
     names
 }
-
-pub(crate) fn write_json(path: &Path, v: &serde_json::Value) -> crate::Result<WrittenFile> {
-    trnbake_raster::fsutil::write_atomic(path, serde_json::to_string_pretty(v)?.as_bytes())?;
-    Ok(WrittenFile::of_file(path, "json")?)
-}

@@ -15,8 +15,10 @@ use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
 
+use crate::engine::run_bake;
+use crate::params::{BakeRecipe, MapRequest};
 use crate::surface_maps::SurfaceMapsJob;
-use crate::{post_count, run_bake, Backend, BakeJob, BakeParams, BakeReport, Error, Result, Shard};
+use crate::{post_count, Backend, BakeJob, BakeParams, BakeReport, Error, Result, Shard};
 use trnbake_swg::maps::{default_maps, MapKind};
 
 /// What to bake. [`BakeRequest::from_file`], [`BakeRequest::demo`] or [`BakeRequest::new`] fill
@@ -239,55 +241,6 @@ impl BakeRequest {
             band_rows: self.band_rows,
         }))
     }
-}
-
-/// A map `--maps` names: `auto` (every map the terrain feeds) or one of the catalogue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MapRequest {
-    Auto,
-    Map(MapKind),
-}
-
-impl From<MapKind> for MapRequest {
-    fn from(m: MapKind) -> Self {
-        MapRequest::Map(m)
-    }
-}
-
-impl std::str::FromStr for MapRequest {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        if s.trim() == "auto" {
-            Ok(MapRequest::Auto)
-        } else {
-            s.parse().map(MapRequest::Map)
-        }
-    }
-}
-
-/// What a bake was asked for, recorded in a shard's state so that `merge` rebuilds the very
-/// same bake (its surface maps and legends need the terrain and options, not only the
-/// checkpoints): every field of [`BakeRequest`] that changes an output.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct BakeRecipe {
-    pub input: String,
-    pub input_sha256: String,
-    /// Where the terrain file was read from (absolute), when it was a file.
-    pub input_path: Option<PathBuf>,
-    pub name: String,
-    pub height: HeightOptions,
-    pub surface: SurfaceOptions,
-    pub normals: NormalMethod,
-    pub flora_supersample: u32,
-    pub region: Option<[f64; 4]>,
-    pub spacing: Option<f64>,
-    pub tile: Option<u32>,
-    pub band_rows: Option<u32>,
-    pub maps: Vec<MapRequest>,
-    pub export: ExportChoice,
-    /// The backend asked for (it picks the default tile size).
-    pub backend: Backend,
 }
 
 impl BakeRecipe {

@@ -74,7 +74,7 @@ pub struct BakeState {
     pub surface: Option<String>,
     /// What the bake was asked for, so that `merge` writes what the unsharded bake writes.
     #[serde(default)]
-    pub recipe: Option<crate::request::BakeRecipe>,
+    pub recipe: Option<crate::params::BakeRecipe>,
     /// What the manifest says of the backend (`cpu`/`gpu`, the adapter, where the surface
     /// maps ran), carried from the shards into the merged manifest.
     #[serde(default)]
