@@ -19,6 +19,8 @@ pub fn load_terrain(file: Option<&Path>) -> Result<Terrain> {
 }
 
 pub fn run(cli: Cli) -> Result<()> {
+    // What the libraries report (notes, warnings, progress), shown on stderr; silent with -q.
+    let term = std::sync::Arc::new(crate::report::Terminal::new(cli.quiet));
     match cli.command {
         Command::Info { file, tree, json } => info(file.as_deref(), tree, json),
         Command::Decompile { file, output } => decompile(&file, output.as_deref()),
@@ -48,22 +50,22 @@ pub fn run(cli: Cli) -> Result<()> {
                 fidelity(&file, cells, seed, pimp_cells, json, &height, &surface, pimp_samples)
             }
         }
-        Command::Bake(args) => bake(&args, cli.quiet),
+        Command::Bake(args) => bake(&args, &term),
         Command::Merge { output, shards, export } => {
             let choice = export_choice(&export)?;
-            let r = trnbake_bake::merge(&output, &shards, &choice, cli.quiet)?;
+            let r = trnbake_bake::merge(&output, &shards, &choice, &*term)?;
             if !cli.quiet {
                 eprintln!("merged {} posts into {} ({} files)", r.posts, output.display(), r.outputs.len());
             }
             Ok(())
         }
-        Command::Check { golden, backend, bless, report, fixture } => check(golden, backend, bless, report, fixture, cli.quiet),
+        Command::Check { golden, backend, bless, report, fixture } => check(golden, backend, bless, report, fixture, &term),
         Command::Adapters => adapters(),
         Command::Bench { file, repeat, json, full_16m, planet, planet_cpu, planet_tile, backends, height, surface } => {
             let planet = planet.map(|spacings| (spacings, planet_tile, planet_cpu));
             bench(file.as_deref(), repeat, json, full_16m, planet, backends, &height, &surface)
         }
-        Command::Convert(args) => convert(&args, cli.quiet),
+        Command::Convert(args) => convert(&args, &term),
         Command::Scs(cmd) => crate::scs_cmd::run(cmd, cli.quiet),
         Command::Nwn2(args) => crate::nwn2_cmd::run(&args, cli.quiet),
         Command::BenchExport { posts, dir, format, json } => bench_export(posts, dir, format.as_deref(), json),
@@ -398,7 +400,8 @@ fn parse_region(s: &str) -> Result<[f64; 4]> {
 
 /// Turn `bake` arguments into a validated pipeline (the flags' own checks here, with their
 /// names; everything else is the library's).
-pub fn bake_pipeline(args: &crate::cli::BakeArgs, quiet: bool) -> Result<trnbake_bake::Pipeline> {
+pub fn bake_pipeline(args: &crate::cli::BakeArgs, term: &std::sync::Arc<crate::report::Terminal>) -> Result<trnbake_bake::Pipeline> {
+    let quiet = term.quiet();
     use trnbake_bake::surface_maps::MAP_NAMES;
     let mut request = match &args.file {
         Some(p) => trnbake_bake::BakeRequest::from_file(p, &args.output)?,
@@ -432,7 +435,7 @@ pub fn bake_pipeline(args: &crate::cli::BakeArgs, quiet: bool) -> Result<trnbake
             Some(resolved.shard)
         }
     };
-    request.quiet = quiet;
+    request.reporter = term.clone();
     Ok(request.pipeline()?)
 }
 
@@ -477,7 +480,8 @@ fn parse_pair(s: &str, what: &str) -> Result<(f64, f64)> {
     }
 }
 
-fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
+fn convert(args: &crate::cli::ConvertArgs, term: &crate::report::Terminal) -> Result<()> {
+    let quiet = term.quiet();
     use trnbake_raster::readers::{open, ImportOptions};
     use trnbake_raster::writers::set::{dir_and_stem, export, ExportSpec, Format, Output, Tiles};
     use trnbake_raster::RowOrder;
@@ -530,7 +534,7 @@ fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
     let citation = input.citation.clone().unwrap_or_else(|| "trnbake local metres".to_string());
     let out_ext = if ext == "vrt" || ext.is_empty() { format.extension().to_string() } else { ext.clone() };
     let spec = ExportSpec { outputs: vec![Output { format, stem: stem.clone(), ext: out_ext }], ..ExportSpec::for_bake(&choice, citation) };
-    let pb = trnbake_bake::progress::Progress::new(0, "files", "convert", quiet);
+    let pb = trnbake_bake::Progress::new(term, 0, "files", "convert");
     let report = export(input.source.as_ref(), None, &spec, &dir, &|total| {
         pb.set_total(total);
         pb.inc(1);
@@ -605,8 +609,9 @@ fn bench_export(posts: u32, dir: Option<std::path::PathBuf>, formats: Option<&[S
     Ok(())
 }
 
-fn bake(args: &crate::cli::BakeArgs, quiet: bool) -> Result<()> {
-    let pipeline = bake_pipeline(args, quiet)?;
+fn bake(args: &crate::cli::BakeArgs, term: &std::sync::Arc<crate::report::Terminal>) -> Result<()> {
+    let quiet = term.quiet();
+    let pipeline = bake_pipeline(args, term)?;
     let r = pipeline.run()?;
     let job = &pipeline.job;
     if !quiet {
@@ -632,9 +637,23 @@ fn bake(args: &crate::cli::BakeArgs, quiet: bool) -> Result<()> {
     Ok(())
 }
 
-fn check(golden: std::path::PathBuf, backend: trnbake_bake::Backend, bless: bool, report: std::path::PathBuf, only: Vec<String>, quiet: bool) -> Result<()> {
+fn check(
+    golden: std::path::PathBuf,
+    backend: trnbake_bake::Backend,
+    bless: bool,
+    report: std::path::PathBuf,
+    only: Vec<String>,
+    term: &crate::report::Terminal,
+) -> Result<()> {
     use trnbake_bake::golden::{report::MARKDOWN_FILE, run, CheckOptions};
-    let s = run(&CheckOptions { golden, backend, bless, report: report.clone(), only, quiet })?;
+    let quiet = term.quiet();
+    // Each map's line on stdout as it is known (only failures with --quiet), the bar out of the way.
+    let mut print = |o: &trnbake_bake::golden::MapOutcome| {
+        if !quiet || o.status.is_failure() {
+            term.suspend(|| println!("{}", o.line()));
+        }
+    };
+    let s = run(&CheckOptions { golden, backend, bless, report: report.clone(), only }, term, &mut print)?;
     let n = s.outcomes.len();
     let failures = s.failures();
     let what = if s.bless { "blessed" } else { "checked" };

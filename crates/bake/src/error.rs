@@ -1,14 +1,46 @@
-//! The error of a bake: the pipeline's own refusals in words, and the causes from the crates it
-//! drives (the plan, the GPU, the raster writers, the file system) kept as sources.
+//! The error of a bake: the pipeline's own refusals, by name where a user can act on them (the
+//! folder is in use, a shard is missing or belongs to another bake, a tile is damaged, the
+//! region is off the map), else in words; and the causes from the crates it drives (the plan,
+//! the GPU, the raster writers, the file system) kept as sources.
 
 use std::io;
+use std::path::PathBuf;
 
 /// An error of the bake pipeline, the surface maps or a golden check.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A job that cannot run or an input that cannot be used, in words.
     #[error("{0}")]
     Invalid(String),
+    /// Another bake or merge holds the output folder (its lock, `folder::LOCK_FILE`): wait for
+    /// it, or bake into another folder.
+    #[error("{} is in use by {}; wait for it to finish, or bake into another folder", dir.display(), match pid { Some(p) => format!("another trnbake (PID {p})"), None => "another trnbake".into() })]
+    FolderInUse { dir: PathBuf, pid: Option<u32> },
+    /// A folder given to a merge is not a shard's output folder (it has no `bake-state.json`).
+    #[error("{} is not a shard folder (no bake-state.json)", dir.display())]
+    NotAShard {
+        dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// A tile of the grid is finished in none of the folders of a merge: a shard is missing
+    /// (not given, or not run).
+    #[error("tile at post ({col}, {row}) is missing from every shard folder")]
+    ShardMissing { col: u32, row: u32 },
+    /// A shard folder of a merge has not finished its tiles: re-run that shard to resume it.
+    #[error("shard {} has not finished (its bake-state.json says incomplete); re-run it to resume", dir.display())]
+    ShardIncomplete { dir: PathBuf },
+    /// A shard folder of a merge belongs to another bake (other parameters or inputs).
+    #[error("{} was baked with different parameters from the other shards", dir.display())]
+    ShardForeign { dir: PathBuf },
+    /// A checkpoint tile is damaged (wrong size or checksum) and finished in no other folder:
+    /// re-run the bake or shard that wrote it to recompute it.
+    #[error("the tile at post ({col}, {row}) is damaged in {} (size or checksum) and finished in no other folder; re-run that bake or shard to recompute it", path.display())]
+    TileDamaged { col: u32, row: u32, path: PathBuf },
+    /// The region asked for lies entirely off the map.
+    #[error("the region {},{},{},{} lies entirely off the map ({extent})", region[0], region[1], region[2], region[3])]
+    OffMap { region: [f64; 4], extent: String },
     #[error(transparent)]
     Raster(#[from] trnbake_raster::Error),
     #[error(transparent)]

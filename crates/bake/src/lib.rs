@@ -15,7 +15,7 @@
 //! request.spacing = Some(64.0);                   // 65 x 65 posts
 //! request.maps = vec!["height".into(), "splat".into()];
 //! request.backend = Backend::Cpu;
-//! request.quiet = true;
+//! // Silent by default: `request.reporter` takes notes and progress (see `report`).
 //! let report = request.pipeline()?.run()?;
 //! assert_eq!(report.posts, 65 * 65);
 //! assert!(out.join("height.tif").is_file() && out.join("manifest.json").is_file());
@@ -39,7 +39,8 @@ pub mod error;
 pub use error::{Error, Result};
 mod engine_splat;
 pub mod golden;
-pub mod progress;
+pub use report::{Level, NullReporter, Progress, Reporter};
+pub use trnbake_swg::report;
 mod request;
 pub mod shard;
 mod surface_bands;
@@ -48,12 +49,10 @@ pub use request::{BakeRequest, Pipeline};
 pub use surface_maps::{SurfaceMapsJob, SurfaceMapsOutput, SurfaceTiming};
 
 use bands::{BandProgress, StreamedCheckpoints};
-use progress::Progress;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use trnbake_gpu::{GpuContext, GpuHeightPass};
-use trnbake_raster::bail;
 use trnbake_raster::error::Context;
 use trnbake_raster::fsutil::{write_atomic, write_renamed};
 use trnbake_raster::source::{check_block, read_exact_at, scan_min_max};
@@ -148,7 +147,8 @@ pub struct BakeJob {
     pub adapter_filter: Option<String>,
     pub shard: Option<Shard>,
     pub outdir: PathBuf,
-    pub quiet: bool,
+    /// Where notes and progress go (the command line's renderer, or a silent one).
+    pub reporter: std::sync::Arc<dyn Reporter>,
     /// Output formats, preset, tiling.
     pub export: ExportChoice,
     /// Surface maps to write from the finished heights, if any.
@@ -297,10 +297,10 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     let start = Instant::now();
     // One owner per folder, temp files of dead runs swept, the manifest marked in progress.
     let resume_note = format!("the finished tiles are kept in {}; run the same command again to resume", job.outdir.join(TILE_DIR).display());
-    let folder = OutputFolder::claim(&job.outdir, Some(resume_note), job.quiet)?;
+    let folder = OutputFolder::claim(&job.outdir, Some(resume_note), &*job.reporter)?;
     std::fs::create_dir_all(job.outdir.join(TILE_DIR)).with_context(|| format!("cannot create {}", job.outdir.display()))?;
     // The backend first: checkpoints of another backend are not resumed.
-    let gpu = choose_gpu(job.backend, job.adapter_filter.as_deref(), job.quiet)?;
+    let gpu = choose_gpu(job.backend, job.adapter_filter.as_deref(), &*job.reporter)?;
     let adapter = gpu.as_ref().map(|c| c.adapter.clone());
     let backend_name = backend_name(gpu.as_ref()).to_string();
     let backend = backend_class(gpu.as_ref());
@@ -319,9 +319,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             None => Some("it is damaged or from another version".to_string()),
         };
         if let Some(why) = why {
-            if !job.quiet {
-                eprintln!("note: the checkpoints in {} belong to a different bake: {why}; starting afresh", job.outdir.display());
-            }
+            job.reporter.note(format!("the checkpoints in {} belong to a different bake: {why}; starting afresh", job.outdir.display()));
             tracing::info!("{} belongs to a different bake; starting afresh", state_path.display());
             let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
             std::fs::create_dir_all(job.outdir.join(TILE_DIR))?;
@@ -344,16 +342,14 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             TileCheckpoint::Done => {}
             TileCheckpoint::Missing => todo.push(*t),
             TileCheckpoint::Damaged => {
-                if !job.quiet {
-                    eprintln!("note: the checkpoint of the tile at post ({}, {}) is damaged (size or checksum); recomputing it", t.c0, t.r0);
-                }
+                job.reporter.note(format!("the checkpoint of the tile at post ({}, {}) is damaged (size or checksum); recomputing it", t.c0, t.r0));
                 todo.push(*t);
             }
         }
     }
     let resumed = mine.len() - todo.len();
-    if resumed > 0 && !job.quiet {
-        eprintln!("resuming: {resumed} of {} tiles already done", mine.len());
+    if resumed > 0 {
+        job.reporter.info(format!("resuming: {resumed} of {} tiles already done", mine.len()));
     }
 
     // Tiles from the north edge down, band by band, so that the outputs can be written
@@ -369,7 +365,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         _ => None,
     };
 
-    let pb = Progress::new(todo.len() as u64, "tiles", "height", job.quiet);
+    let pb = Progress::new(&*job.reporter, todo.len() as u64, "tiles", "height");
     let t_compute = Instant::now();
     let mut report = BakeReport::new(backend_name, adapter, u64::from(job.grid.cols) * u64::from(job.grid.rows));
     report.tiles_computed = todo.len();
@@ -412,7 +408,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         let rest = if later.formats.is_empty() {
             None
         } else {
-            let pb = Progress::new(0, "files", "writing", job.quiet);
+            let pb = Progress::new(&*job.reporter, 0, "files", "writing");
             let r = export(&src, Some(range), &ExportSpec::for_bake(later, citation.clone()), &job.outdir, &|total| {
                 pb.set_total(total);
                 pb.inc(1);
@@ -447,9 +443,14 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             summary.height_max = max;
             report.export = Some(summary);
         }
-        None => {
-            write_outputs(&CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir), &job.params, &job.outdir, &job.export, job.quiet, &mut report)?
-        }
+        None => write_outputs(
+            &CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir),
+            &job.params,
+            &job.outdir,
+            &job.export,
+            &*job.reporter,
+            &mut report,
+        )?,
     }
     if let Some(maps) = &job.surface_maps {
         // Streamed band by band from the height checkpoints (memory bounded by a band).
@@ -461,7 +462,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             range: (report.min_height, report.max_height),
             height_evaluator: evaluator,
             gpu: gpu.as_ref(),
-            quiet: job.quiet,
+            reporter: &*job.reporter,
             export: report.export.as_ref(),
         };
         let out = maps.stream(&inputs)?;
@@ -470,7 +471,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         report.maps_seconds = Some(out.timing.total_seconds);
         report.surface_timing = Some(out.timing);
     }
-    folder.remove_stale(&report.outputs, job.quiet);
+    folder.remove_stale(&report.outputs, &*job.reporter);
     report.total_seconds = start.elapsed().as_secs_f64();
     write_manifest(&job.outdir, &job.params, &report)?;
     let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
@@ -531,37 +532,31 @@ fn bake_citation(params: &BakeParams) -> String {
     format!("SWG {} local metres", Path::new(&params.input).file_stem().map_or("terrain".into(), |s| s.to_string_lossy()))
 }
 
-/// The GPU context `backend` asks for, or `None` for the CPU backend; says which on stderr
-/// unless `quiet`. `Auto` takes only hardware adapters: a software adapter (lavapipe) runs
+/// The GPU context `backend` asks for, or `None` for the CPU backend; says which to
+/// `reporter`. `Auto` takes only hardware adapters: a software adapter (lavapipe) runs
 /// the kernel far slower than the CPU backend (README, Performance); `Gpu` still uses it.
-pub fn choose_gpu(backend: Backend, adapter_filter: Option<&str>, quiet: bool) -> Result<Option<GpuContext>> {
+pub fn choose_gpu(backend: Backend, adapter_filter: Option<&str>, reporter: &dyn Reporter) -> Result<Option<GpuContext>> {
     let gpu = match backend {
         Backend::Cpu => None,
         Backend::Gpu => Some(GpuContext::new(false, adapter_filter)?),
         Backend::Auto => match GpuContext::new(false, adapter_filter) {
             Ok(c) if c.adapter.device_type == "Cpu" && adapter_filter.is_none() => {
-                if !quiet {
-                    eprintln!(
-                        "note: only a software GPU adapter ({}) is present; baking on the faster CPU backend (--backend gpu forces the adapter)",
-                        c.adapter.name
-                    );
-                }
+                reporter.note(format!(
+                    "only a software GPU adapter ({}) is present; baking on the faster CPU backend (--backend gpu forces the adapter)",
+                    c.adapter.name
+                ));
                 None
             }
             Ok(c) => Some(c),
             Err(e) => {
-                if !quiet {
-                    eprintln!("note: no usable GPU adapter ({e}); baking on the CPU");
-                }
+                reporter.note(format!("no usable GPU adapter ({e}); baking on the CPU"));
                 None
             }
         },
     };
-    if !quiet {
-        match &gpu {
-            Some(c) => eprintln!("backend: GPU, adapter {} ({}, {})", c.adapter.name, c.adapter.backend, c.adapter.driver_info),
-            None => eprintln!("backend: CPU ({} threads)", rayon::current_num_threads()),
-        }
+    match &gpu {
+        Some(c) => reporter.info(format!("backend: GPU, adapter {} ({}, {})", c.adapter.name, c.adapter.backend, c.adapter.driver_info)),
+        None => reporter.info(format!("backend: CPU ({} threads)", rayon::current_num_threads())),
     }
     Ok(gpu)
 }
@@ -618,8 +613,8 @@ impl CheckpointSource {
             match found.iter().find(|(_, c)| *c == TileCheckpoint::Done) {
                 Some((p, _)) => files.push(p.clone()),
                 None => match found.iter().find(|(_, c)| *c == TileCheckpoint::Damaged) {
-                    Some((p, _)) => bail!("the tile at post ({}, {}) is damaged in {} (size or checksum) and finished in no other folder; re-run that bake or shard to recompute it", t.c0, t.r0, p.display()),
-                    None => bail!("tile at post ({}, {}) is missing from every shard folder", t.c0, t.r0),
+                    Some((p, _)) => return Err(Error::TileDamaged { col: t.c0, row: t.r0, path: p.clone() }),
+                    None => return Err(Error::ShardMissing { col: t.c0, row: t.r0 }),
                 },
             }
         }
@@ -683,20 +678,27 @@ pub fn assemble(
     sources: &[PathBuf],
     outdir: &Path,
     choice: &ExportChoice,
-    quiet: bool,
+    reporter: &dyn Reporter,
     report: &mut BakeReport,
 ) -> Result<()> {
-    write_outputs(&CheckpointSource::new(grid, params.tile, sources)?, params, outdir, choice, quiet, report)
+    write_outputs(&CheckpointSource::new(grid, params.tile, sources)?, params, outdir, choice, reporter, report)
 }
 
 /// Write the outputs of a finished grid from `src` into `outdir` (for [`assemble`], and for a
 /// bake from the checkpoints it verified or wrote itself).
-fn write_outputs(src: &CheckpointSource, params: &BakeParams, outdir: &Path, choice: &ExportChoice, quiet: bool, report: &mut BakeReport) -> Result<()> {
+fn write_outputs(
+    src: &CheckpointSource,
+    params: &BakeParams,
+    outdir: &Path,
+    choice: &ExportChoice,
+    reporter: &dyn Reporter,
+    report: &mut BakeReport,
+) -> Result<()> {
     let (min, max) = scan_min_max(src)?.context("the bake has no finite height")?;
     report.min_height = min;
     report.max_height = max;
     let spec = ExportSpec::for_bake(choice, bake_citation(params));
-    let pb = Progress::new(0, "files", "writing", quiet);
+    let pb = Progress::new(reporter, 0, "files", "writing");
     let r = export(src, Some((min, max)), &spec, outdir, &|total| {
         pb.set_total(total);
         pb.inc(1);
@@ -736,28 +738,28 @@ fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Re
 
 /// `trnbake merge OUT SHARD...`: check that the shards belong to one bake and cover it, then
 /// write the outputs and manifest into OUT.
-pub fn merge(outdir: &Path, shards: &[PathBuf], choice: &ExportChoice, quiet: bool) -> Result<BakeReport> {
+pub fn merge(outdir: &Path, shards: &[PathBuf], choice: &ExportChoice, reporter: &dyn Reporter) -> Result<BakeReport> {
     let start = Instant::now();
     let mut params: Option<BakeParams> = None;
     for s in shards {
         let p = s.join(STATE_FILE);
-        let text = std::fs::read_to_string(&p).with_context(|| format!("{} is not a shard folder (no {STATE_FILE})", s.display()))?;
+        let text = std::fs::read_to_string(&p).map_err(|source| Error::NotAShard { dir: s.clone(), source })?;
         let st: BakeState = serde_json::from_str(&text).with_context(|| format!("{} is damaged", p.display()))?;
         if !st.complete {
-            bail!("shard {} has not finished (its {STATE_FILE} says incomplete); re-run it to resume", s.display());
+            return Err(Error::ShardIncomplete { dir: s.clone() });
         }
         match &params {
             None => params = Some(st.params),
-            Some(q) if *q != st.params => bail!("{} was baked with different parameters from the other shards", s.display()),
+            Some(q) if *q != st.params => return Err(Error::ShardForeign { dir: s.clone() }),
             _ => {}
         }
     }
     let params = params.context("give at least one shard folder")?;
     let grid = Grid { x0: params.region[0], z0: params.region[1], spacing: params.spacing, cols: params.cols, rows: params.rows };
-    let folder = OutputFolder::claim(outdir, None, quiet)?;
+    let folder = OutputFolder::claim(outdir, None, reporter)?;
     let mut report = BakeReport::new("merge".into(), None, u64::from(grid.cols) * u64::from(grid.rows));
-    assemble(&params, &grid, shards, outdir, choice, quiet, &mut report)?;
-    folder.remove_stale(&report.outputs, quiet);
+    assemble(&params, &grid, shards, outdir, choice, reporter, &mut report)?;
+    folder.remove_stale(&report.outputs, reporter);
     report.total_seconds = start.elapsed().as_secs_f64();
     write_manifest(outdir, &params, &report)?;
     Ok(report)

@@ -174,15 +174,13 @@ fn gpu_surface_pass<'a>(
     gpu: Option<&'a GpuContext>,
     se: &'a SurfaceEvaluator,
     normals: NormalMethod,
-    quiet: bool,
+    reporter: &dyn crate::Reporter,
 ) -> crate::Result<Option<GpuSurfacePass<'a>>> {
     let Some(ctx) = gpu else { return Ok(None) };
     match GpuSurfacePass::new(ctx, se, normals) {
         Ok(pass) => Ok(Some(pass)),
         Err(GpuError::Unsupported(why)) => {
-            if !quiet {
-                eprintln!("note: surface maps on the CPU: {}", GpuError::Unsupported(why));
-            }
+            reporter.note(format!("surface maps on the CPU: {}", GpuError::Unsupported(why)));
             Ok(None)
         }
         Err(e) => Err(e.into()),
@@ -199,7 +197,7 @@ pub struct StreamInputs<'a> {
     pub range: (f32, f32),
     pub height_evaluator: &'a HeightEvaluator,
     pub gpu: Option<&'a GpuContext>,
-    pub quiet: bool,
+    pub reporter: &'a dyn crate::Reporter,
     /// The height export already written (its preset, resampled grid, tiles and engine
     /// settings): the engine splat maps match its heightmap.
     pub export: Option<&'a ExportSummary>,
@@ -283,7 +281,7 @@ impl SurfaceMapsJob {
         let grid = *inputs.grid;
         let band_rows = self.band_rows(grid.cols);
         let set = BandSet::new(grid, self.layout(), band_rows, inputs.outdir.join(crate::TILE_DIR));
-        let gpu = gpu_surface_pass(inputs.gpu, &self.surface, self.normals, inputs.quiet)?;
+        let gpu = gpu_surface_pass(inputs.gpu, &self.surface, self.normals, inputs.reporter)?;
         let backend = if gpu.is_some() { "gpu" } else { "cpu" };
         let mut timing = SurfaceTiming { band_rows, ..Default::default() };
 
@@ -299,11 +297,11 @@ impl SurfaceMapsJob {
             }
         }
         timing.bands_computed = todo.len();
-        if timing.bands_resumed > 0 && !inputs.quiet {
-            eprintln!("resuming the surface maps: {} of {} bands already done", timing.bands_resumed, bands.len());
+        if timing.bands_resumed > 0 {
+            inputs.reporter.info(format!("resuming the surface maps: {} of {} bands already done", timing.bands_resumed, bands.len()));
         }
         let todo_posts: u64 = todo.iter().map(|&k| u64::from(bands[k].1) * u64::from(grid.cols)).sum();
-        let progress = crate::progress::Progress::new(todo_posts, "posts", "surface maps", inputs.quiet);
+        let progress = crate::Progress::new(inputs.reporter, todo_posts, "posts", "surface maps");
         let tables = WaterTables::new(&self.terrain);
 
         let files = std::thread::scope(|scope| -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
@@ -862,7 +860,7 @@ impl SurfaceMapsJob {
             )?);
             // Something to look at, and the engines' own packings of the same weights.
             files.push(crate::engine_splat::write_preview(dir, set, &families, generator)?);
-            files.extend(crate::engine_splat::write_engine_maps(dir, set, &families, generator, inputs.export, inputs.quiet)?);
+            files.extend(crate::engine_splat::write_engine_maps(dir, set, &families, generator, inputs.export, inputs.reporter)?);
             Ok(vec![(order::SPLAT + 1, files)])
         };
         let mut out = Vec::new();
