@@ -52,10 +52,18 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Bake(args) => bake(&args, &term),
         Command::Merge { output, shards, export } => {
-            let choice = export_choice(&export)?;
-            let r = trnbake_bake::merge(&output, &shards, &choice, &*term)?;
+            // The shards' own outputs unless an export flag is given.
+            let given = export.format.is_some()
+                || export.preset.is_some()
+                || export.size.is_some()
+                || export.tiles.is_some()
+                || export.cog
+                || export.compress != trnbake_raster::writers::geotiff::Compression::Deflate;
+            let choice = if given { Some(export_choice(&export)?) } else { None };
+            let r = trnbake_bake::merge(&output, &shards, choice.as_ref(), &*term)?;
             if !cli.quiet {
-                eprintln!("merged {} posts into {} ({} files)", r.posts, output.display(), r.outputs.len());
+                let files = r.outputs.len();
+                eprintln!("merged {} posts into {} ({files} file{})", r.posts, output.display(), if files == 1 { "" } else { "s" });
             }
             Ok(())
         }

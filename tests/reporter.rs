@@ -161,11 +161,12 @@ fn a_request_without_a_reporter_is_silent_and_errors_are_named() {
         r.shard = Some(Shard { index, count: 2 });
         r.pipeline().unwrap().run().unwrap();
     }
-    let choice = trnbake_raster::writers::set::ExportChoice { formats: vec![trnbake_raster::writers::set::Format::Tif], ..Default::default() };
-    let merge = |shards: &[PathBuf]| trnbake_bake::merge(&merged, shards, &choice, &capture).err().expect("the merge fails");
-    assert!(matches!(merge(std::slice::from_ref(&s1)), Error::ShardMissing { .. }));
+    let merge = |shards: &[PathBuf]| trnbake_bake::merge(&merged, shards, None, &capture).err().expect("the merge fails");
+    let err = merge(std::slice::from_ref(&s1));
+    assert!(matches!(&err, Error::ShardMissing { missing, count: 2, found } if *missing == [2] && *found == [1]), "{err:?}");
+    assert!(err.to_string().starts_with("shard 2/2 is missing: give the folders of all 2 shards (found 1/2)"), "{err}");
     assert!(matches!(merge(&[s1.clone(), out.clone()]), Error::NotAShard { dir, .. } if dir == out));
-    assert!(matches!(merge(&[s1.clone(), other.clone()]), Error::ShardForeign { dir } if dir == other));
+    assert!(matches!(merge(&[s1.clone(), other.clone()]), Error::ShardForeign { dir, .. } if dir == other));
     // A damaged tile finished nowhere else.
     let mut tiles: Vec<PathBuf> = std::fs::read_dir(s2.join(".trnbake-tiles")).unwrap().map(|e| e.unwrap().path()).collect();
     tiles.sort();

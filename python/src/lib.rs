@@ -53,6 +53,7 @@ fn load_error(e: LoadError) -> PyErr {
             error.offset,
             error.message
         )),
+        other => PyValueError::new_err(other.to_string()),
     }
 }
 

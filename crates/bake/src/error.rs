@@ -1,5 +1,5 @@
 //! The error of a bake: the pipeline's own refusals, by name where a user can act on them (the
-//! folder is in use, a shard is missing or belongs to another bake, a tile is damaged, the
+//! folder is in use, a shard is missing, unfinished or of another bake, a tile is damaged, the
 //! region is off the map), else in words; and the causes from the crates it drives (the plan,
 //! the GPU, the raster writers, the file system) kept as sources.
 
@@ -24,20 +24,26 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
-    /// A tile of the grid is finished in none of the folders of a merge: a shard is missing
-    /// (not given, or not run).
+    /// Shards of the bake are missing from a merge: give the folders of all `count` shards.
+    #[error("shard {} is missing: give the folders of all {count} shards (found {})", list(missing, *count), list(found, *count))]
+    ShardMissing { missing: Vec<u32>, count: u32, found: Vec<u32> },
+    /// A shard folder of a merge has not finished its work: re-run that shard to resume it.
+    #[error("shard {}/{} ({}) has not finished (its bake-state.json says incomplete); re-run it to resume", shard.index, shard.count, dir.display())]
+    ShardIncomplete { dir: PathBuf, shard: crate::Shard },
+    /// A shard folder of a merge belongs to another bake than the first one given (`why`:
+    /// another terrain, other heights, grid, backend, maps or options).
+    #[error("shard {}/{} ({}) belongs to another bake than shard {}/{} ({}): {why}", shard.index, shard.count, dir.display(), first.index, first.count, first_dir.display())]
+    ShardForeign { dir: PathBuf, shard: crate::Shard, first_dir: PathBuf, first: crate::Shard, why: &'static str },
+    /// A tile is in none of the folders of a merge (its shard's checkpoints were removed).
     #[error("tile at post ({col}, {row}) is missing from every shard folder")]
-    ShardMissing { col: u32, row: u32 },
-    /// A shard folder of a merge has not finished its tiles: re-run that shard to resume it.
-    #[error("shard {} has not finished (its bake-state.json says incomplete); re-run it to resume", dir.display())]
-    ShardIncomplete { dir: PathBuf },
-    /// A shard folder of a merge belongs to another bake (other parameters or inputs).
-    #[error("{} was baked with different parameters from the other shards", dir.display())]
-    ShardForeign { dir: PathBuf },
+    TileMissing { col: u32, row: u32 },
     /// A checkpoint tile is damaged (wrong size or checksum) and finished in no other folder:
     /// re-run the bake or shard that wrote it to recompute it.
-    #[error("the tile at post ({col}, {row}) is damaged in {} (size or checksum) and finished in no other folder; re-run that bake or shard to recompute it", path.display())]
+    #[error("the tile at post ({col}, {row}) is damaged in {} (size or checksum) and is finished in no other folder; re-run that bake or shard to recompute it", path.display())]
     TileDamaged { col: u32, row: u32, path: PathBuf },
+    /// A checkpoint tile belongs to another bake or place and is finished in no other folder.
+    #[error("the tile at post ({col}, {row}) in {} belongs to another bake or place and is finished in no other folder; re-run that bake or shard to recompute it", path.display())]
+    TileForeign { col: u32, row: u32, path: PathBuf },
     /// The region asked for lies entirely off the map.
     #[error("the region {},{},{},{} lies entirely off the map ({extent})", region[0], region[1], region[2], region[3])]
     OffMap { region: [f64; 4], extent: String },
@@ -57,6 +63,11 @@ pub enum Error {
     JsonTerrain(#[from] trnbake_swg::model::json::JsonTerrainError),
     #[error(transparent)]
     Json(#[from] serde_json::Error),
+}
+
+/// `1/4, 3/4`: shard numbers of `count`.
+fn list(shards: &[u32], count: u32) -> String {
+    shards.iter().map(|k| format!("{k}/{count}")).collect::<Vec<_>>().join(", ")
 }
 
 /// `Result` with [`Error`].

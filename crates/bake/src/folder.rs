@@ -78,7 +78,7 @@ impl OutputFolder {
         let _ = lock.set_len(0).and_then(|()| lock.rewind()).and_then(|()| write!(lock, "{}", std::process::id()));
 
         let mut swept = sweep_stale_temps(dir)?;
-        swept.extend(sweep_stale_temps(&dir.join(crate::TILE_DIR))?);
+        swept.extend(sweep_stale_temps(&dir.join(crate::store::CHECKPOINT_DIR))?);
         if !swept.is_empty() {
             reporter.note(format!("removed {} temporary file(s) left in {} by an interrupted run", swept.len(), dir.display()));
         }

@@ -41,9 +41,14 @@ mod engine_splat;
 pub mod golden;
 pub use report::{Level, NullReporter, Progress, Reporter};
 pub use trnbake_swg::report;
+mod merge;
+pub use merge::merge;
 mod request;
 pub mod shard;
+pub mod store;
 mod surface_bands;
+use store::{tile_bytes, tile_checkpoint, tile_path, Checkpoint, CHECKPOINT_DIR, STATE_FILE};
+pub use store::{BakeState, CheckpointSource, Fingerprint};
 pub mod surface_maps;
 pub use request::{BakeRequest, Pipeline};
 pub use surface_maps::{SurfaceMapsJob, SurfaceMapsOutput, SurfaceTiming};
@@ -55,7 +60,7 @@ use std::time::Instant;
 use trnbake_gpu::{GpuContext, GpuHeightPass};
 use trnbake_raster::error::Context;
 use trnbake_raster::fsutil::{write_atomic, write_renamed};
-use trnbake_raster::source::{check_block, read_exact_at, scan_min_max};
+use trnbake_raster::source::scan_min_max;
 use trnbake_raster::writers::set::{export, ExportChoice, ExportReport, ExportSpec, ExportSummary, Format};
 use trnbake_raster::{HeightSource, WrittenFile};
 
@@ -153,6 +158,8 @@ pub struct BakeJob {
     pub export: ExportChoice,
     /// Surface maps to write from the finished heights, if any.
     pub surface_maps: Option<SurfaceMapsJob>,
+    /// What the bake was asked for (recorded in a shard's state for `merge`).
+    pub recipe: request::BakeRecipe,
 }
 
 /// Posts from `a` to `b` (inclusive) at `spacing`.
@@ -162,88 +169,11 @@ pub fn post_count(a: f64, b: f64, spacing: f64) -> Result<u32> {
 
 use trnbake_swg::grid::{tiles, TileSpec};
 
-const STATE_FILE: &str = "bake-state.json";
-pub(crate) const TILE_DIR: &str = ".trnbake-tiles";
-
-/// The checkpoint of a bake in progress (or of a finished shard).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BakeState {
-    pub params: BakeParams,
-    pub shard: Option<Shard>,
-    /// Which evaluator computed the checkpoints (`cpu`, or `gpu: ADAPTER (BACKEND)`): a
-    /// hardware GPU may differ from the CPU in the last bits, so tiles of one are never
-    /// resumed by the other.
-    pub backend: String,
-    pub complete: bool,
-    /// The surface maps' fingerprint (`SurfaceMapsJob::fingerprint`) the surface band
-    /// checkpoints were computed for, when any maps are wanted.
-    #[serde(default)]
-    pub surface: Option<String>,
-}
-
 /// The determinism class of a backend for [`BakeState::backend`].
 fn backend_class(gpu: Option<&GpuContext>) -> String {
     match gpu {
         Some(c) => format!("gpu: {} ({})", c.adapter.name, c.adapter.backend),
         None => "cpu".into(),
-    }
-}
-
-/// Remove the surface band checkpoints of a tile folder (`surface_bands`), keeping the
-/// height tiles.
-fn remove_surface_bands(tile_dir: &Path) {
-    for e in std::fs::read_dir(tile_dir).into_iter().flatten().flatten() {
-        if e.file_name().to_string_lossy().starts_with("surface-") {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
-}
-
-fn tile_path(outdir: &Path, t: &TileSpec) -> PathBuf {
-    outdir.join(TILE_DIR).join(format!("r{}-c{}-{}x{}.f32", t.r0, t.c0, t.cols, t.rows))
-}
-
-/// The trailer after a checkpoint tile's Float32 posts: this magic, then the CRC-32 of the
-/// posts' bytes (little-endian). Tiles are renamed into place without fsync, so a power loss
-/// can leave a file of the right size holding zeros; the checksum tells it from a finished tile.
-const TILE_MAGIC: &[u8; 4] = b"TBK1";
-const TILE_TRAILER: u64 = 8;
-
-/// A checkpoint tile's bytes: the posts, then the trailer.
-fn tile_bytes(data: &[f32]) -> Vec<u8> {
-    let posts: &[u8] = bytemuck::cast_slice(data);
-    let mut out = Vec::with_capacity(posts.len() + TILE_TRAILER as usize);
-    out.extend_from_slice(posts);
-    out.extend_from_slice(TILE_MAGIC);
-    out.extend_from_slice(&crc32fast::hash(posts).to_le_bytes());
-    out
-}
-
-/// What a tile's checkpoint file holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum TileCheckpoint {
-    Missing,
-    /// Finished: the right size, and the posts match their checksum.
-    Done,
-    /// Present but not a finished tile (wrong size, no trailer, or a checksum mismatch).
-    Damaged,
-}
-
-/// Reads and verifies the checkpoint of tile `t` at `path`.
-fn tile_checkpoint(path: &Path, t: &TileSpec) -> TileCheckpoint {
-    let posts = u64::from(t.cols) * u64::from(t.rows) * 4;
-    match std::fs::metadata(path) {
-        Err(_) => return TileCheckpoint::Missing,
-        Ok(m) if m.len() != posts + TILE_TRAILER => return TileCheckpoint::Damaged,
-        Ok(_) => {}
-    }
-    let Ok(bytes) = std::fs::read(path) else { return TileCheckpoint::Damaged };
-    let (data, trailer) = bytes.split_at(posts as usize);
-    let good = trailer.len() == TILE_TRAILER as usize && &trailer[..4] == TILE_MAGIC && trailer[4..] == crc32fast::hash(data).to_le_bytes();
-    if good {
-        TileCheckpoint::Done
-    } else {
-        TileCheckpoint::Damaged
     }
 }
 
@@ -268,6 +198,9 @@ pub struct BakeReport {
     pub export: Option<ExportSummary>,
     /// Where the surface maps' time went, when any were asked for.
     pub surface_timing: Option<SurfaceTiming>,
+    /// The adapter as the shards' manifests had it (a merge, which runs on none).
+    #[serde(skip)]
+    pub adapter_json: Option<serde_json::Value>,
 }
 
 impl BakeReport {
@@ -288,6 +221,7 @@ impl BakeReport {
             maps_backend: None,
             export: None,
             surface_timing: None,
+            adapter_json: None,
         }
     }
 }
@@ -296,14 +230,15 @@ impl BakeReport {
 pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport> {
     let start = Instant::now();
     // One owner per folder, temp files of dead runs swept, the manifest marked in progress.
-    let resume_note = format!("the finished tiles are kept in {}; run the same command again to resume", job.outdir.join(TILE_DIR).display());
+    let resume_note = format!("the finished tiles are kept in {}; run the same command again to resume", job.outdir.join(CHECKPOINT_DIR).display());
     let folder = OutputFolder::claim(&job.outdir, Some(resume_note), &*job.reporter)?;
-    std::fs::create_dir_all(job.outdir.join(TILE_DIR)).with_context(|| format!("cannot create {}", job.outdir.display()))?;
+    std::fs::create_dir_all(job.outdir.join(CHECKPOINT_DIR)).with_context(|| format!("cannot create {}", job.outdir.display()))?;
     // The backend first: checkpoints of another backend are not resumed.
     let gpu = choose_gpu(job.backend, job.adapter_filter.as_deref(), &*job.reporter)?;
     let adapter = gpu.as_ref().map(|c| c.adapter.clone());
     let backend_name = backend_name(gpu.as_ref()).to_string();
     let backend = backend_class(gpu.as_ref());
+    let fingerprint = Fingerprint::of_heights(&job.params, &backend);
 
     let state_path = job.outdir.join(STATE_FILE);
     let surface_fingerprint = job.surface_maps.as_ref().map(|m| m.fingerprint());
@@ -321,14 +256,22 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         if let Some(why) = why {
             job.reporter.note(format!("the checkpoints in {} belong to a different bake: {why}; starting afresh", job.outdir.display()));
             tracing::info!("{} belongs to a different bake; starting afresh", state_path.display());
-            let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
-            std::fs::create_dir_all(job.outdir.join(TILE_DIR))?;
+            let _ = std::fs::remove_dir_all(job.outdir.join(CHECKPOINT_DIR));
+            std::fs::create_dir_all(job.outdir.join(CHECKPOINT_DIR))?;
         } else if previous.and_then(|s| s.surface) != surface_fingerprint {
             // Same heights, other maps or surface options: only the surface bands go.
-            remove_surface_bands(&job.outdir.join(TILE_DIR));
+            store::remove_surface_bands(&job.outdir.join(CHECKPOINT_DIR));
         }
     }
-    let state = BakeState { params: job.params.clone(), shard: job.shard, backend, complete: false, surface: surface_fingerprint };
+    let state = BakeState {
+        params: job.params.clone(),
+        shard: job.shard,
+        backend,
+        complete: false,
+        surface: surface_fingerprint,
+        recipe: Some(job.recipe.clone()),
+        manifest_backend: None,
+    };
     write_atomic(&state_path, serde_json::to_string_pretty(&state)?.as_bytes())?;
 
     let all = tiles(&job.grid, job.params.tile);
@@ -338,11 +281,11 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     };
     let mut todo = Vec::new();
     for t in &mine {
-        match tile_checkpoint(&tile_path(&job.outdir, t), t) {
-            TileCheckpoint::Done => {}
-            TileCheckpoint::Missing => todo.push(*t),
-            TileCheckpoint::Damaged => {
-                job.reporter.note(format!("the checkpoint of the tile at post ({}, {}) is damaged (size or checksum); recomputing it", t.c0, t.r0));
+        match tile_checkpoint(&tile_path(&job.outdir, t), t, &fingerprint) {
+            Checkpoint::Done => {}
+            Checkpoint::Missing => todo.push(*t),
+            status => {
+                job.reporter.note(format!("the checkpoint of the tile at post ({}, {}) {}; recomputing it", t.c0, t.r0, status.why()));
                 todo.push(*t);
             }
         }
@@ -387,7 +330,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         let join_all = |ws: Vec<std::thread::ScopedJoinHandle<'_, Result<ExportReport>>>| -> Result<Vec<ExportReport>> {
             ws.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(Error::Invalid("an output writer panicked".into())))).collect()
         };
-        if let Err(e) = compute_tiles(job, evaluator, gpu.as_ref(), &todo, &progress, &pb) {
+        if let Err(e) = compute_tiles(job, evaluator, gpu.as_ref(), &fingerprint, &todo, &progress, &pb) {
             progress.fail();
             let _ = join_all(writers);
             return Err(e);
@@ -422,8 +365,34 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         Ok(Some((first, rest)))
     })?;
 
-    if job.shard.is_some() {
-        let done = BakeState { complete: true, ..state };
+    if let Some(shard) = job.shard {
+        // A shard's share of the surface bands, their heights evaluated for them (the tiles
+        // around them are other shards'): `merge` writes every map from all shards' bands.
+        let mut maps_backend = None;
+        if let Some(maps) = &job.surface_maps {
+            let gpu_heights = gpu.as_ref().map(|ctx| GpuHeightPass::new(ctx, &evaluator.plan));
+            let source = CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir);
+            let inputs = surface_maps::StreamInputs {
+                outdir: &job.outdir,
+                grid: &job.grid,
+                heights: &source,
+                heights_fingerprint: fingerprint,
+                checkpoint_dirs: vec![job.outdir.clone()],
+                role: surface_maps::StageRole::Shard { shard, gpu_heights: gpu_heights.as_ref() },
+                range: (f32::NAN, f32::NAN),
+                height_evaluator: evaluator,
+                gpu: gpu.as_ref(),
+                reporter: &*job.reporter,
+                export: None,
+            };
+            let out = maps.stream(&inputs)?;
+            maps_backend = Some(out.backend.to_string());
+            report.maps_backend = maps_backend.clone();
+            report.maps_seconds = Some(out.timing.total_seconds);
+            report.surface_timing = Some(out.timing);
+        }
+        let manifest_backend = serde_json::json!({ "backend": report.backend, "adapter": report.adapter, "surface_maps_backend": maps_backend });
+        let done = BakeState { complete: true, manifest_backend: Some(manifest_backend), ..state };
         write_atomic(&state_path, serde_json::to_string_pretty(&done)?.as_bytes())?;
         report.total_seconds = start.elapsed().as_secs_f64();
         return Ok(report);
@@ -459,6 +428,9 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             outdir: &job.outdir,
             grid: &job.grid,
             heights: &source,
+            heights_fingerprint: fingerprint,
+            checkpoint_dirs: vec![job.outdir.clone()],
+            role: surface_maps::StageRole::Bake,
             range: (report.min_height, report.max_height),
             height_evaluator: evaluator,
             gpu: gpu.as_ref(),
@@ -474,7 +446,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     folder.remove_stale(&report.outputs, &*job.reporter);
     report.total_seconds = start.elapsed().as_secs_f64();
     write_manifest(&job.outdir, &job.params, &report)?;
-    let _ = std::fs::remove_dir_all(job.outdir.join(TILE_DIR));
+    let _ = std::fs::remove_dir_all(job.outdir.join(CHECKPOINT_DIR));
     let _ = std::fs::remove_file(&state_path);
     Ok(report)
 }
@@ -487,6 +459,7 @@ fn compute_tiles(
     job: &BakeJob,
     evaluator: &HeightEvaluator,
     gpu: Option<&GpuContext>,
+    fingerprint: &Fingerprint,
     todo: &[TileSpec],
     progress: &BandProgress,
     pb: &Progress,
@@ -496,7 +469,7 @@ fn compute_tiles(
         // No fsync: a killed bake cannot leave a partial checkpoint under its final name (the
         // rename is atomic), and one a machine crash leaves zeroed or short fails its checksum
         // and is recomputed on resume; syncing hundreds of tiles would only slow every bake.
-        write_renamed(&tile_path(&job.outdir, t), &tile_bytes(data)).context("cannot write a tile checkpoint")?;
+        write_renamed(&tile_path(&job.outdir, t), &tile_bytes(data, fingerprint, t)).context("cannot write a tile checkpoint")?;
         progress.tile_done(grid, tile, t, trnbake_raster::finite_min_max(data));
         pb.inc(1);
         Ok(())
@@ -585,108 +558,10 @@ pub fn heights_in_memory(evaluator: &HeightEvaluator, grid: &Grid, gpu: Option<&
 
 pub use trnbake_swg::eval::CPU_CULL_BLOCK;
 
-/// The finished tile checkpoints of a bake (in one folder, or spread over shard folders) as
-/// one [`HeightSource`]: blocks are read straight from the tile files with positioned reads,
-/// so writing the outputs never holds the whole grid (a 16385² bake is 1 GiB of f32).
-pub struct CheckpointSource {
-    grid: Grid,
-    tile: u32,
-    tiles_x: u32,
-    /// Tile files in [`tiles`] order (row-major from the south-west).
-    files: Vec<PathBuf>,
-}
-
-impl CheckpointSource {
-    /// Find every tile of `grid` in `sources` (a complete file: the right size), or name the
-    /// first missing one.
-    pub fn new(grid: &Grid, tile: u32, sources: &[PathBuf]) -> Result<Self> {
-        let mut files = Vec::new();
-        for t in tiles(grid, tile) {
-            let found: Vec<(PathBuf, TileCheckpoint)> = sources
-                .iter()
-                .map(|s| tile_path(s, &t))
-                .map(|p| {
-                    let c = tile_checkpoint(&p, &t);
-                    (p, c)
-                })
-                .collect();
-            match found.iter().find(|(_, c)| *c == TileCheckpoint::Done) {
-                Some((p, _)) => files.push(p.clone()),
-                None => match found.iter().find(|(_, c)| *c == TileCheckpoint::Damaged) {
-                    Some((p, _)) => return Err(Error::TileDamaged { col: t.c0, row: t.r0, path: p.clone() }),
-                    None => return Err(Error::ShardMissing { col: t.c0, row: t.r0 }),
-                },
-            }
-        }
-        Ok(Self::with_files(grid, tile, files))
-    }
-
-    /// The checkpoints a bake into `outdir` is still writing: every tile's file name, whether
-    /// it exists yet or not (a `bands::StreamedCheckpoints` reads a tile only once it is done).
-    pub fn pending(grid: &Grid, tile: u32, outdir: &Path) -> Self {
-        let files = tiles(grid, tile).iter().map(|t| tile_path(outdir, t)).collect();
-        Self::with_files(grid, tile, files)
-    }
-
-    fn with_files(grid: &Grid, tile: u32, files: Vec<PathBuf>) -> Self {
-        let post_grid = Grid { cols: grid.cols, rows: grid.rows, x0: grid.x0, z0: grid.z0, spacing: grid.spacing };
-        Self { grid: post_grid, tile, tiles_x: grid.cols.div_ceil(tile), files }
-    }
-}
-
-impl HeightSource for CheckpointSource {
-    fn grid(&self) -> Grid {
-        self.grid
-    }
-
-    fn read_block(&self, c0: u32, r0: u32, cols: u32, rows: u32, out: &mut [f32]) -> std::io::Result<()> {
-        check_block(&self.grid, c0, r0, cols, rows, out)?;
-        if cols == 0 || rows == 0 {
-            return Ok(());
-        }
-        let t = self.tile;
-        let mut buf = Vec::new();
-        for ty in r0 / t..=(r0 + rows - 1) / t {
-            for tx in c0 / t..=(c0 + cols - 1) / t {
-                let path = &self.files[(ty * self.tiles_x + tx) as usize];
-                let file = std::fs::File::open(path)?;
-                let (tc0, tr0) = (tx * t, ty * t);
-                let tile_cols = t.min(self.grid.cols - tc0);
-                // The part of this tile inside the block.
-                let (a, b) = (c0.max(tc0), (c0 + cols).min(tc0 + tile_cols));
-                let (ra, rb) = (r0.max(tr0), (r0 + rows).min(tr0 + t));
-                buf.resize((b - a) as usize * 4, 0);
-                for r in ra..rb {
-                    let pos = (u64::from(r - tr0) * u64::from(tile_cols) + u64::from(a - tc0)) * 4;
-                    read_exact_at(&file, &mut buf, pos).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-                    let dst = (r - r0) as usize * cols as usize + (a - c0) as usize;
-                    for (h, c) in out[dst..dst + (b - a) as usize].iter_mut().zip(buf.chunks_exact(4)) {
-                        *h = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Write the outputs of a finished grid from the tile checkpoints in `sources` (bake or shard
-/// folders), streaming: no step holds the whole grid.
-pub fn assemble(
-    params: &BakeParams,
-    grid: &Grid,
-    sources: &[PathBuf],
-    outdir: &Path,
-    choice: &ExportChoice,
-    reporter: &dyn Reporter,
-    report: &mut BakeReport,
-) -> Result<()> {
-    write_outputs(&CheckpointSource::new(grid, params.tile, sources)?, params, outdir, choice, reporter, report)
-}
-
-/// Write the outputs of a finished grid from `src` into `outdir` (for [`assemble`], and for a
-/// bake from the checkpoints it verified or wrote itself).
-fn write_outputs(
+/// Write the height outputs of a finished grid from `src` into `outdir`, in the order the
+/// streamed bake writes them (the formats that need no height range first, a format at a
+/// time, then the others), so that a merge lists the same files as the unsharded bake.
+pub(crate) fn write_outputs(
     src: &CheckpointSource,
     params: &BakeParams,
     outdir: &Path,
@@ -697,26 +572,50 @@ fn write_outputs(
     let (min, max) = scan_min_max(src)?.context("the bake has no finite height")?;
     report.min_height = min;
     report.max_height = max;
-    let spec = ExportSpec::for_bake(choice, bake_citation(params));
     let pb = Progress::new(reporter, 0, "files", "writing");
-    let r = export(src, Some((min, max)), &spec, outdir, &|total| {
-        pb.set_total(total);
-        pb.inc(1);
-    })?;
+    let export_all = |choice: &ExportChoice| -> Result<ExportReport> {
+        Ok(export(src, Some((min, max)), &ExportSpec::for_bake(choice, bake_citation(params)), outdir, &|total| {
+            pb.set_total(total);
+            pb.inc(1);
+        })?)
+    };
+    let summary;
+    if choice.preset.is_none() && choice.tiles.is_none() {
+        let (now, later): (Vec<Format>, Vec<Format>) = choice.formats.iter().partition(|f| !f.needs_range());
+        let mut first = None;
+        for format in now {
+            let r = export_all(&ExportChoice { formats: vec![format], ..choice.clone() })?;
+            report.outputs.extend(r.files);
+            first.get_or_insert(r.summary);
+        }
+        if !later.is_empty() || first.is_none() {
+            let r = export_all(&ExportChoice { formats: later, ..choice.clone() })?;
+            report.outputs.extend(r.files);
+            first = Some(r.summary);
+        }
+        summary = first;
+    } else {
+        let r = export_all(choice)?;
+        report.outputs = r.files;
+        summary = Some(r.summary);
+    }
     pb.finish();
-    report.outputs = r.files;
-    report.export = Some(r.summary);
+    let mut summary = summary.context("no height output")?;
+    summary.height_min = min;
+    summary.height_max = max;
+    report.export = Some(summary);
     Ok(())
 }
 
-fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Result<()> {
+pub(crate) fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Result<()> {
+    let adapter = report.adapter_json.clone().unwrap_or_else(|| serde_json::json!(report.adapter));
     let v = serde_json::json!({
         "trnbake_version": env!("CARGO_PKG_VERSION"),
         "status": "complete",
         "parameters": params,
         "backend": report.backend,
         "surface_maps_backend": report.maps_backend,
-        "adapter": report.adapter,
+        "adapter": adapter,
         "posts": report.posts,
         "min_height": report.min_height,
         "max_height": report.max_height,
@@ -734,33 +633,4 @@ fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeReport) -> Re
     });
     write_atomic(&outdir.join("manifest.json"), serde_json::to_string_pretty(&v)?.as_bytes())?;
     Ok(())
-}
-
-/// `trnbake merge OUT SHARD...`: check that the shards belong to one bake and cover it, then
-/// write the outputs and manifest into OUT.
-pub fn merge(outdir: &Path, shards: &[PathBuf], choice: &ExportChoice, reporter: &dyn Reporter) -> Result<BakeReport> {
-    let start = Instant::now();
-    let mut params: Option<BakeParams> = None;
-    for s in shards {
-        let p = s.join(STATE_FILE);
-        let text = std::fs::read_to_string(&p).map_err(|source| Error::NotAShard { dir: s.clone(), source })?;
-        let st: BakeState = serde_json::from_str(&text).with_context(|| format!("{} is damaged", p.display()))?;
-        if !st.complete {
-            return Err(Error::ShardIncomplete { dir: s.clone() });
-        }
-        match &params {
-            None => params = Some(st.params),
-            Some(q) if *q != st.params => return Err(Error::ShardForeign { dir: s.clone() }),
-            _ => {}
-        }
-    }
-    let params = params.context("give at least one shard folder")?;
-    let grid = Grid { x0: params.region[0], z0: params.region[1], spacing: params.spacing, cols: params.cols, rows: params.rows };
-    let folder = OutputFolder::claim(outdir, None, reporter)?;
-    let mut report = BakeReport::new("merge".into(), None, u64::from(grid.cols) * u64::from(grid.rows));
-    assemble(&params, &grid, shards, outdir, choice, reporter, &mut report)?;
-    folder.remove_stale(&report.outputs, reporter);
-    report.total_seconds = start.elapsed().as_secs_f64();
-    write_manifest(outdir, &params, &report)?;
-    Ok(report)
 }

@@ -14,16 +14,19 @@
 //! scatter) are written from the band checkpoints once every band is finished.
 
 use crate::folder::write_json;
+use crate::store::{Checkpoint, CheckpointSource, Fingerprint, CHECKPOINT_DIR};
 use crate::surface_bands::{
-    band_chunks, band_file_bytes, chunk_blocks, largest_remainder_bytes, pack_block, read_meta, verified_meta, BandLayout, BandMeta, BandSet, Plane,
+    band_chunks, band_file_bytes, chunk_blocks, largest_remainder_bytes, pack_block, read_meta, BandLayout, BandMeta, BandSet, Plane, PREVIEW_COLOURED,
 };
-use crate::CheckpointSource;
+use crate::Shard;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io;
 use std::path::Path;
+use std::path::PathBuf;
 use std::time::Instant;
 use trnbake_gpu::surface_pass::{GpuSurfacePass, SurfacePasses};
+use trnbake_gpu::GpuHeightPass;
 use trnbake_gpu::{GpuContext, GpuError};
 use trnbake_raster::writers::geotiff::{write_geotiff_from, GeoTiffOptions, TiffSample};
 use trnbake_raster::writers::png16::{write_png16_from, Png16Options};
@@ -31,6 +34,7 @@ use trnbake_raster::writers::png8::{write_png8_from, ByteRows, MemRows, Png8Codi
 use trnbake_raster::writers::set::ExportSummary;
 use trnbake_raster::{HeightSource, WrittenFile};
 use trnbake_swg::eval::{Grid, HeightEvaluator};
+use trnbake_swg::grid::TileSpec;
 use trnbake_swg::model::Terrain;
 use trnbake_swg::plan::FLORA_CLASSES;
 use trnbake_swg::surface::grid::{
@@ -187,12 +191,31 @@ fn gpu_surface_pass<'a>(
     }
 }
 
+/// What the surface stage does with the bands of a grid.
+pub enum StageRole<'a> {
+    /// The whole bake: compute the bands not yet checkpointed from the finished height tiles,
+    /// and write every map.
+    Bake,
+    /// One shard of a bake: compute its share of the bands (band k from the north when
+    /// k ≡ K−1 mod N), their heights evaluated for them on the bake's backend (the height tiles
+    /// around them are other shards'), and write no map.
+    Shard { shard: Shard, gpu_heights: Option<&'a GpuHeightPass<'a>> },
+    /// A merge: every band is in the shard folders (each named with its shard); write every map.
+    Merge { shards: &'a [(Shard, PathBuf)] },
+}
+
 /// What [`SurfaceMapsJob::stream`] reads: the finished heights and where to write.
 pub struct StreamInputs<'a> {
     pub outdir: &'a Path,
     pub grid: &'a Grid,
-    /// The finished height tiles.
+    /// The finished height tiles (of the whole grid, but in a shard, which reads none).
     pub heights: &'a CheckpointSource,
+    /// The height tiles' identity, which the bands' includes.
+    pub heights_fingerprint: Fingerprint,
+    /// The folders holding the band checkpoints (in their checkpoint folders): the bake's own
+    /// output folder, or a merge's shard folders.
+    pub checkpoint_dirs: Vec<PathBuf>,
+    pub role: StageRole<'a>,
     /// The finite height range of the grid (the preview's tint).
     pub range: (f32, f32),
     pub height_evaluator: &'a HeightEvaluator,
@@ -236,7 +259,7 @@ impl SurfaceMapsJob {
             planes.extend([Plane::Exclude, Plane::Passable]);
         }
         if w("preview") {
-            planes.push(Plane::Preview);
+            planes.extend([Plane::Preview, Plane::PreviewShade]);
         }
         BandLayout { planes, probabilities: w("flora_families") || w("scatter") }
     }
@@ -280,24 +303,38 @@ impl SurfaceMapsJob {
         let start = Instant::now();
         let grid = *inputs.grid;
         let band_rows = self.band_rows(grid.cols);
-        let set = BandSet::new(grid, self.layout(), band_rows, inputs.outdir.join(crate::TILE_DIR));
-        let gpu = gpu_surface_pass(inputs.gpu, &self.surface, self.normals, inputs.reporter)?;
+        let dirs = inputs.checkpoint_dirs.iter().map(|d| d.join(CHECKPOINT_DIR)).collect();
+        let bake = Fingerprint::of_bands(&inputs.heights_fingerprint, &self.fingerprint(), band_rows);
+        let set = BandSet::new(grid, self.layout(), band_rows, dirs, bake);
+        let computes = !matches!(inputs.role, StageRole::Merge { .. });
+        let writes_maps = !matches!(inputs.role, StageRole::Shard { .. });
+        let gpu = if computes { gpu_surface_pass(inputs.gpu, &self.surface, self.normals, inputs.reporter)? } else { None };
         let backend = if gpu.is_some() { "gpu" } else { "cpu" };
         let mut timing = SurfaceTiming { band_rows, ..Default::default() };
 
-        // Resume: bands whose checkpoint is whole are done from the start.
+        // Resume: bands whose checkpoint is whole are done from the start; a shard computes
+        // its own share only; a merge finds every band in some shard folder.
         let bands = set.bands();
         let mut todo = Vec::new();
         for (k, &(r0, rows)) in bands.iter().enumerate() {
-            if verified_meta(&set.path(r0, rows), &set.layout, grid.cols, rows).is_some() {
+            let status = set.locate(r0, rows);
+            if status == Checkpoint::Done {
                 set.done(k);
                 timing.bands_resumed += 1;
-            } else {
-                todo.push(k);
+                continue;
             }
+            match &inputs.role {
+                StageRole::Merge { shards } => return Err(missing_band(shards, k, r0, rows, status)),
+                StageRole::Shard { shard, .. } if k as u32 % shard.count != shard.index - 1 => continue,
+                _ => {}
+            }
+            if status != Checkpoint::Missing {
+                inputs.reporter.note(format!("the checkpoint of the surface band of rows {r0}..{} {}; recomputing it", r0 + rows - 1, status.why()));
+            }
+            todo.push(k);
         }
         timing.bands_computed = todo.len();
-        if timing.bands_resumed > 0 {
+        if timing.bands_resumed > 0 && computes {
             inputs.reporter.info(format!("resuming the surface maps: {} of {} bands already done", timing.bands_resumed, bands.len()));
         }
         let todo_posts: u64 = todo.iter().map(|&k| u64::from(bands[k].1) * u64::from(grid.cols)).sum();
@@ -307,7 +344,10 @@ impl SurfaceMapsJob {
         let files = std::thread::scope(|scope| -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
             let set = &set;
             // The maps written while the bands compute, one writer thread each.
-            let streamed: Vec<_> = self.streamed_writers(set, inputs).into_iter().map(|(order, writer)| (order, scope.spawn(writer))).collect();
+            let streamed: Vec<_> = if writes_maps { self.streamed_writers(set, inputs) } else { Vec::new() }
+                .into_iter()
+                .map(|(order, writer)| (order, scope.spawn(writer)))
+                .collect();
             // A pipeline of bands: they compute here; on the GPU backend the band before is
             // encoded into its checkpoint's bytes meanwhile, with the pool's threads that the
             // GPU leaves idle (the CPU backend's passes keep them busy: encoding beside them
@@ -331,10 +371,9 @@ impl SurfaceMapsJob {
                 }
                 Ok(seconds)
             });
-            let range = inputs.range;
             let encode = move |k: usize, band: ComputedBand, to_checkpoint: &std::sync::mpsc::SyncSender<(usize, Vec<u8>)>| -> (f64, bool) {
                 let t = Instant::now();
-                let bytes = self.encode_band(set, &band.values(&grid, range), band.probabilities.as_deref());
+                let bytes = self.encode_band(set, bands[k], &band.values(&grid), band.probabilities.as_deref());
                 drop(band);
                 // A closed queue: the checkpoint thread stopped on an error, reported below.
                 (t.elapsed().as_secs_f64(), to_checkpoint.send((k, bytes)).is_ok())
@@ -394,7 +433,7 @@ impl SurfaceMapsJob {
             progress.set_stage("writing the maps");
             let t_tail = Instant::now();
             let mut out = Vec::new();
-            if computed.is_ok() {
+            if computed.is_ok() && writes_maps {
                 // The maps that need the whole grid, from the finished bands.
                 match self.whole_grid_writers(set, inputs) {
                     Ok(files) => out.extend(files),
@@ -436,7 +475,7 @@ impl SurfaceMapsJob {
         let grid = inputs.grid;
         let se = &self.surface;
         let t = Instant::now();
-        let padded = band_apron_heights(grid, r0, rows, inputs.height_evaluator, |r, n, out| inputs.heights.read_rows(r, n, out))?;
+        let padded = band_apron_heights(grid, r0, rows, inputs.height_evaluator, |r, n, out| band_heights(inputs, r, n, out))?;
         let heights = HeightsView::padded(grid, &padded);
         let passes = self.needs_passes();
         let (normals, results, probabilities) = match gpu {
@@ -499,7 +538,7 @@ impl SurfaceMapsJob {
     /// The band checkpoint's bytes: every plane's blocks, the probabilities and the meta. The
     /// band's threads take a chunk of rows each, encode all its planes in one pass over its
     /// posts (each post's results read once) and compress them ([`pack_block`]).
-    fn encode_band(&self, set: &BandSet, band: &BandValues, probabilities: Option<&[ClassProbabilities]>) -> Vec<u8> {
+    fn encode_band(&self, set: &BandSet, (r0, band_rows): (u32, u32), band: &BandValues, probabilities: Option<&[ClassProbabilities]>) -> Vec<u8> {
         let cols = band.cols;
         let rows = (band.results.len() / cols.max(1)) as u32;
         let mut colors: Vec<(i32, [u8; 3])> = self.terrain.generator.shader_families.families().iter().map(|f| (f.id, f.color)).collect();
@@ -531,7 +570,7 @@ impl SurfaceMapsJob {
             })
             .collect();
         let mut body = Vec::with_capacity(encoded.iter().map(|e| e.0.len()).sum());
-        let mut meta = BandMeta::default();
+        let mut meta = BandMeta { bake: set.bake.hex(), place: (r0, band_rows), ..Default::default() };
         let mut figures = BandFigures::default();
         for (packed, blocks, chunk_figures) in encoded {
             body.extend_from_slice(&packed);
@@ -582,14 +621,13 @@ struct ComputedBand {
 }
 
 impl ComputedBand {
-    fn values(&self, grid: &Grid, range: (f32, f32)) -> BandValues<'_> {
+    fn values(&self, grid: &Grid) -> BandValues<'_> {
         BandValues {
             cols: grid.cols as usize,
             heights: HeightsView::padded(grid, &self.padded),
             normals: &self.normals,
             results: &self.results,
             water: &self.water,
-            range,
         }
     }
 }
@@ -601,7 +639,6 @@ struct BandValues<'a> {
     normals: &'a [[f32; 3]],
     results: &'a [PostSurface],
     water: &'a [Option<f32>],
-    range: (f32, f32),
 }
 
 impl<'a> BandValues<'a> {
@@ -639,13 +676,7 @@ impl<'a> BandValues<'a> {
     /// The values of the post in column `c` of the band's row `r`.
     fn post(&self, c: usize, r: usize) -> PostValues<'a> {
         let i = r * self.cols + c;
-        PostValues {
-            result: &self.results[i],
-            normal: self.normals[i],
-            height: self.heights.at(c, r),
-            water: self.water.get(i).copied().flatten(),
-            range: self.range,
-        }
+        PostValues { result: &self.results[i], normal: self.normals[i], height: self.heights.at(c, r), water: self.water.get(i).copied().flatten() }
     }
 }
 
@@ -656,7 +687,6 @@ struct PostValues<'a> {
     height: f32,
     /// The water surface over the post, if any.
     water: Option<f32>,
-    range: (f32, f32),
 }
 
 impl PostValues<'_> {
@@ -710,29 +740,91 @@ impl PostValues<'_> {
             }
             Plane::Exclude => out[0] = if r.excluded { 255 } else { 0 },
             Plane::Passable => out[0] = if r.passable.unwrap_or(1) != 0 { 255 } else { 0 },
-            Plane::Preview => {
-                let (lo, hi) = self.range;
-                let span = (hi - lo).max(1e-3);
+            Plane::Preview | Plane::PreviewShade => {
                 let shade = 0.35 + 0.65 * hillshade(self.normal);
-                let h = self.height;
-                let base = match colors.binary_search_by_key(&r.shader, |c| c.0) {
-                    Ok(k) => colors[k].1.map(|v| f32::from(v) / 255.0),
-                    // Height tint: low sand → high grey-brown.
-                    Err(_) => {
-                        let u = ((h - lo) / span).clamp(0.0, 1.0);
-                        [0.78 - 0.3 * u, 0.70 - 0.3 * u, 0.52 - 0.2 * u]
-                    }
+                // Water, else the shader family's legend colour, shaded; else a tint by height
+                // that the writer makes (`preview_tint`: it needs the grid's height range).
+                let colour = if under_water {
+                    Some([0.12f32, 0.30, 0.55].map(|c| c * (0.8 + 0.2 * shade)))
+                } else {
+                    colors.binary_search_by_key(&r.shader, |c| c.0).ok().map(|k| colors[k].1.map(|v| f32::from(v) / 255.0 * shade))
                 };
-                let mut rgb = base.map(|c| c * shade);
-                if under_water {
-                    rgb = [0.12, 0.30, 0.55].map(|c| c * (0.8 + 0.2 * shade));
-                }
-                for (o, c) in out.iter_mut().zip(rgb) {
-                    *o = round_to_byte(c.clamp(0.0, 1.0) * 255.0);
+                if plane == Plane::Preview {
+                    let rgb = colour.map_or([0; 3], |rgb| rgb.map(|c| round_to_byte(c.clamp(0.0, 1.0) * 255.0)));
+                    out.copy_from_slice(&rgb);
+                } else {
+                    f32_bytes(out, if colour.is_some() { PREVIEW_COLOURED } else { shade });
                 }
             }
         }
     }
+}
+
+/// The preview colour of a post tinted by its height `h` (low sand → high grey-brown over the
+/// grid's finite height `range`), shaded by `shade`.
+fn preview_tint(h: f32, (lo, hi): (f32, f32), shade: f32) -> [u8; 3] {
+    let span = (hi - lo).max(1e-3);
+    let u = ((h - lo) / span).clamp(0.0, 1.0);
+    let base = [0.78 - 0.3 * u, 0.70 - 0.3 * u, 0.52 - 0.2 * u];
+    base.map(|c| round_to_byte((c * shade).clamp(0.0, 1.0) * 255.0))
+}
+
+/// The heights of grid rows `r..r + n` for a band: read from the finished height tiles, or, in
+/// a shard, evaluated on the bake's backend (the same values as the tiles: every post is
+/// evaluated from its global indices, whatever the block that holds it).
+fn band_heights(inputs: &StreamInputs, r: u32, n: u32, out: &mut [f32]) -> crate::Result<()> {
+    let grid = inputs.grid;
+    let cols = grid.cols;
+    match &inputs.role {
+        StageRole::Shard { gpu_heights: Some(pass), .. } => {
+            const SIDE: u32 = 2048;
+            let tiles: Vec<TileSpec> = (r..r + n)
+                .step_by(SIDE as usize)
+                .flat_map(|tr| (0..cols).step_by(SIDE as usize).map(move |c0| TileSpec { c0, r0: tr, cols: SIDE.min(cols - c0), rows: SIDE.min(r + n - tr) }))
+                .collect();
+            pass.run(grid, &tiles, &mut |t, data| {
+                for (k, row) in data.chunks_exact(t.cols as usize).enumerate() {
+                    let at = ((t.r0 - r) as usize + k) * cols as usize + t.c0 as usize;
+                    out[at..at + row.len()].copy_from_slice(row);
+                }
+            })?;
+        }
+        StageRole::Shard { gpu_heights: None, .. } => {
+            let block = crate::CPU_CULL_BLOCK;
+            let starts: Vec<u32> = (0..cols).step_by(block as usize).collect();
+            let parts: Vec<(u32, Vec<f32>)> = starts
+                .into_par_iter()
+                .map(|c0| {
+                    let w = block.min(cols - c0);
+                    let mut part = vec![0.0f32; w as usize * n as usize];
+                    inputs.height_evaluator.grid_region(grid, c0, r, w, n, block, &mut part);
+                    (c0, part)
+                })
+                .collect();
+            for (c0, part) in parts {
+                let w = part.len() / n.max(1) as usize;
+                for (k, row) in part.chunks_exact(w.max(1)).enumerate() {
+                    let at = k * cols as usize + c0 as usize;
+                    out[at..at + w].copy_from_slice(row);
+                }
+            }
+        }
+        _ => inputs.heights.read_rows(r, n, out)?,
+    }
+    Ok(())
+}
+
+/// A merge's error for band `k` (`r0`, `rows`) found `status` in no shard folder: which shard
+/// computes it, and where that shard's folder is.
+fn missing_band(shards: &[(Shard, PathBuf)], k: usize, r0: u32, rows: u32, status: Checkpoint) -> crate::Error {
+    let count = shards.first().map_or(1, |(s, _)| s.count);
+    let owner = k as u32 % count + 1;
+    let folder = shards.iter().find(|(s, _)| s.index == owner).map_or("not given".to_string(), |(_, d)| d.display().to_string());
+    let what = match status {
+        Checkpoint::Missing => "is missing from every shard folder".to_string(),
+        other => format!("{} in the shard folders", other.why()),
+    };
+    crate::Error::Invalid(format!("the surface band of rows {r0}..{} {what}; shard {owner}/{count} ({folder}) computes it: re-run that shard", r0 + rows - 1))
 }
 
 /// `x.round() as u8` (halves away from zero, saturating, NaN → 0) without libm's `roundf`
@@ -816,7 +908,8 @@ impl SurfaceMapsJob {
             out.push((order::EXCLUDE + 1, png("passable.png", Plane::Passable, 1)));
         }
         if self.want("preview") {
-            out.push((order::PREVIEW, png("preview.png", Plane::Preview, 3)));
+            let rows = PreviewRows { set, heights: inputs.heights, range: inputs.range };
+            out.push((order::PREVIEW, Box::new(move || Ok(vec![write_png8_from(&dir.join("preview.png"), &rows, Png8Coding::Noisy(RowFilter::Paeth))?]))));
         }
         out
     }
@@ -1003,6 +1096,46 @@ impl ByteRows for PlaneRows<'_> {
             self.set.wait_north_rows(bottom)?;
         }
         Ok(())
+    }
+}
+
+/// `preview.png`'s RGB rows: the colours the bands made, and the height tint of the others
+/// ([`preview_tint`]) from the height tiles and the grid's height range.
+struct PreviewRows<'a> {
+    set: &'a BandSet,
+    heights: &'a CheckpointSource,
+    range: (f32, f32),
+}
+
+impl ByteRows for PreviewRows<'_> {
+    fn width(&self) -> u32 {
+        self.set.grid.cols
+    }
+    fn height(&self) -> u32 {
+        self.set.grid.rows
+    }
+    fn channels(&self) -> u32 {
+        3
+    }
+    fn read_rows(&self, rows: std::ops::Range<u32>, out: &mut [u8]) -> io::Result<()> {
+        let (cols, n) = (self.set.grid.cols as usize, rows.len());
+        self.set.read_plane_north(Plane::Preview, rows.clone(), out)?;
+        let mut shades = vec![0u8; cols * n * 4];
+        self.set.read_plane_north(Plane::PreviewShade, rows.clone(), &mut shades)?;
+        // The same rows south first (grid rows), as the height tiles hold them.
+        let mut heights = vec![0.0f32; cols * n];
+        self.heights.read_block(0, self.set.grid.rows - rows.end, cols as u32, n as u32, &mut heights)?;
+        for (i, (px, shade)) in out.chunks_exact_mut(3).zip(shades.chunks_exact(4)).enumerate() {
+            let shade = f32::from_le_bytes([shade[0], shade[1], shade[2], shade[3]]);
+            if shade != PREVIEW_COLOURED {
+                let (row, col) = (i / cols, i % cols);
+                px.copy_from_slice(&preview_tint(heights[(n - 1 - row) * cols + col], self.range, shade));
+            }
+        }
+        Ok(())
+    }
+    fn wait_rows(&self, bottom: u32) -> io::Result<()> {
+        self.set.wait_north_rows(bottom)
     }
 }
 
@@ -1294,7 +1427,7 @@ mod tests {
                 let family = [0, 3, 3, 3, 3, 8][next(6) as usize];
                 *layer = (family, weights[next(weights.len() as u64) as usize]);
             }
-            let post = PostValues { result: &result, normal: [0.0, 1.0, 0.0], height: 0.0, water: None, range: (0.0, 1.0) };
+            let post = PostValues { result: &result, normal: [0.0, 1.0, 0.0], height: 0.0, water: None };
             let (fams, bytes, n) = post.splat_bytes();
             let mut want: Vec<i32> = post_splat_families(&result).collect();
             want.sort_unstable();

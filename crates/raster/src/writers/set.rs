@@ -114,7 +114,7 @@ impl FromStr for Format {
 
 /// `--tiles N|SIZE`: N ≤ 32 tiles a side, or tiles of SIZE ≥ 33 posts a side (33 is the
 /// smallest engine heightmap, Unity's; no one tiles a map 33 ways).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Tiles {
     Count(u32),
     Size(u32),
@@ -137,7 +137,7 @@ impl FromStr for Tiles {
 
 /// What the user asked for (the CLI's `--format/--preset/--size/--tiles/--cog/--compress`),
 /// independent of where the heights come from.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExportChoice {
     pub formats: Vec<Format>,
     pub preset: Option<Preset>,
