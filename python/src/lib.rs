@@ -124,7 +124,7 @@ impl PyReporter {
         let warnings = py.import("warnings")?;
         for (level, text) in self.messages.into_inner().unwrap_or_else(|e| e.into_inner()) {
             if level >= Level::Note {
-                warnings.call_method1("warn", (text, py.get_type::<PyUserWarning>(), 2))?;
+                warnings.call_method1("warn", (text, py.get_type::<PyUserWarning>(), 1))?;
             }
         }
         match self.error.into_inner().unwrap_or_else(|e| e.into_inner()) {
