@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use trnbake_bake::report::{Level, Reporter, Task};
-use trnbake_bake::{Backend, BakeRequest, Error, Shard};
+use trnbake_bake::{Backend, BakeRequest, Error, MapKind, Shard};
 
 /// What a reporter was told, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,7 +63,7 @@ fn request(out: &Path, reporter: &Arc<Capture>) -> BakeRequest {
     let mut r = BakeRequest::demo(out);
     r.spacing = Some(64.0);
     r.tile = Some(16);
-    r.maps = vec!["height".into()];
+    r.maps = vec![MapKind::Height.into()];
     r.backend = Backend::Cpu;
     r.reporter = reporter.clone();
     r
@@ -139,7 +139,7 @@ fn a_request_without_a_reporter_is_silent_and_errors_are_named() {
     let out = tmp("errors");
     let mut r = BakeRequest::demo(&out);
     r.spacing = Some(64.0);
-    r.maps = vec!["height".into()];
+    r.maps = vec![MapKind::Height.into()];
     r.backend = Backend::Cpu;
     r.region = Some([50_000.0, 50_000.0, 51_000.0, 51_000.0]);
     assert!(matches!(r.clone().pipeline(), Err(Error::OffMap { region, .. }) if region[0] == 50_000.0));

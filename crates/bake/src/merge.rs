@@ -18,9 +18,11 @@ use trnbake_raster::writers::set::ExportChoice;
 use trnbake_swg::eval::Grid;
 
 use crate::folder::OutputFolder;
+use crate::height_stage::write_outputs;
+use crate::manifest::write_manifest;
 use crate::store::{BakeState, CheckpointSource, Fingerprint, STATE_FILE};
 use crate::surface_maps::{StageRole, StreamInputs};
-use crate::{write_manifest, write_outputs, BakeReport, Error, Level, Reporter, Result, Shard};
+use crate::{BakeReport, Error, Level, Reporter, Result, Shard};
 
 /// Reads the state of shard folder `dir`, which must be a finished shard.
 fn shard_state(dir: &Path) -> Result<(BakeState, Shard)> {

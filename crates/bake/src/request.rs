@@ -15,8 +15,9 @@ use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
 
-use crate::surface_maps::{default_maps, SurfaceMapsJob, MAP_NAMES};
+use crate::surface_maps::SurfaceMapsJob;
 use crate::{post_count, run_bake, Backend, BakeJob, BakeParams, BakeReport, Error, Result, Shard};
+use trnbake_swg::maps::{default_maps, MapKind};
 
 /// What to bake. [`BakeRequest::from_file`], [`BakeRequest::demo`] or [`BakeRequest::new`] fill
 /// the defaults (the whole map at the file's own post spacing, `auto` maps, GeoTIFF + PNG
@@ -47,9 +48,10 @@ pub struct BakeRequest {
     /// Rows of posts a surface-map band (rounded up to a multiple of 128); `None`: about 2 M
     /// posts a band. The surface maps stream band by band: this bounds their memory.
     pub band_rows: Option<u32>,
-    /// Maps to write: `height` and the names of [`MAP_NAMES`], or `auto` (height plus every
+    /// Maps to write: [`MapRequest::Auto`] (height plus every map the file feeds) and any
+    /// [`MapKind`]s (the catalogue `trnbake_swg::maps::MAPS`).
     /// map the file feeds, and the preview).
-    pub maps: Vec<String>,
+    pub maps: Vec<MapRequest>,
     pub export: ExportChoice,
     pub backend: Backend,
     /// Use the first adapter whose name contains this text.
@@ -101,7 +103,7 @@ impl BakeRequest {
             spacing: None,
             tile: None,
             band_rows: None,
-            maps: vec!["auto".into()],
+            maps: vec![MapRequest::Auto],
             export: ExportChoice { formats: vec![Format::Tif, Format::Png], ..Default::default() },
             backend: Backend::Auto,
             adapter_filter: None,
@@ -206,7 +208,7 @@ impl BakeRequest {
 
     /// The surface maps wanted (swg-trn §5.2 steps 2–4); `None` when only heights are.
     fn surface_maps_job(&self) -> Result<Option<SurfaceMapsJob>> {
-        if self.maps.iter().all(|m| m == "height") {
+        if self.maps.iter().all(|m| *m == MapRequest::Map(MapKind::Height)) {
             // Heights only: no surface plans to build.
             return Ok(None);
         }
@@ -217,16 +219,14 @@ impl BakeRequest {
         }
         let mut maps = Vec::new();
         for m in &self.maps {
-            if m == "auto" {
+            match m {
                 // Every map the file feeds, at any size: the maps stream by bands.
-                maps.extend(default_maps(t, &surface));
-            } else if MAP_NAMES.contains(&m.as_str()) {
-                maps.push(m.clone());
-            } else {
-                return Err(Error::Invalid(format!("unknown map `{m}` (auto, {})", MAP_NAMES.join(", "))));
+                MapRequest::Auto => maps.extend(default_maps(t, &surface)),
+                MapRequest::Map(kind) => maps.push(*kind),
             }
         }
-        maps.retain(|m| m != "height");
+        maps.retain(|m| *m != MapKind::Height);
+        maps.sort();
         maps.dedup();
         if maps.is_empty() {
             return Ok(None);
@@ -241,6 +241,31 @@ impl BakeRequest {
             tiff: self.export.tiff,
             band_rows: self.band_rows,
         }))
+    }
+}
+
+/// A map `--maps` names: `auto` (every map the terrain feeds) or one of the catalogue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MapRequest {
+    Auto,
+    Map(MapKind),
+}
+
+impl From<MapKind> for MapRequest {
+    fn from(m: MapKind) -> Self {
+        MapRequest::Map(m)
+    }
+}
+
+impl std::str::FromStr for MapRequest {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        if s.trim() == "auto" {
+            Ok(MapRequest::Auto)
+        } else {
+            s.parse().map(MapRequest::Map)
+        }
     }
 }
 
@@ -262,7 +287,7 @@ pub struct BakeRecipe {
     pub spacing: Option<f64>,
     pub tile: Option<u32>,
     pub band_rows: Option<u32>,
-    pub maps: Vec<String>,
+    pub maps: Vec<MapRequest>,
     pub export: ExportChoice,
     /// The backend asked for (it picks the default tile size).
     pub backend: Backend,

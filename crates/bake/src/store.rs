@@ -209,7 +209,7 @@ impl CheckpointSource {
     }
 
     /// The checkpoints a bake into `outdir` is still writing: every tile's file name, whether
-    /// it exists yet or not (a `bands::StreamedCheckpoints` reads a tile only once it is done).
+    /// it exists yet or not (a `row_progress::StreamedCheckpoints` reads a tile only once it is done).
     pub fn pending(grid: &Grid, tile: u32, outdir: &Path) -> Self {
         let files = tiles(grid, tile).iter().map(|t| tile_path(outdir, t)).collect();
         Self::with_files(grid, tile, files)

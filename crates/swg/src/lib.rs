@@ -10,10 +10,9 @@
 //! original tool baked into the file. [`report`] is how the libraries tell their user about notes,
 //! warnings and progress instead of printing.
 //!
-//! Each WGSL kernel in `kernels/` has its CPU twin here, of the same name: the height pass's
-//! in [`eval`] (`walk`, `walk_strip`, `height`, `boundary`, `filter`, `affector`, `feather`),
-//! `noise.wgsl` ↔ [`noise`], `normals.wgsl` ↔ [`surface::normals`], `surface.wgsl` ↔
-//! [`surface`], `water.wgsl` ↔ [`water`], `records.wgsl` ↔ [`plan::records`].
+//! Each WGSL kernel `kernels/NAME.wgsl` has its CPU twin here, a module named `NAME`. The
+//! table of twins is kept once, in docs/src/architecture.md ("Kernels and their CPU twins");
+//! `tests/crate_graph.rs` checks it against `kernels/` and this crate's modules.
 //!
 //! # Example
 //!
@@ -40,6 +39,7 @@ pub mod fidelity;
 pub mod grid;
 pub mod iff;
 pub mod lanes;
+pub mod maps;
 pub mod model;
 pub mod noise;
 pub mod plan;

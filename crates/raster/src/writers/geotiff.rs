@@ -1,4 +1,4 @@
-//! GeoTIFF height export (`shared/spec/exports.md` §3), striped or Cloud-Optimized.
+//! GeoTIFF height export (`docs/src/spec/exports.md` §3), striped or Cloud-Optimized.
 //!
 //! Samples: Float32 metres, or UInt16 with GDAL scale/offset (65535 = nodata). Compression
 //! ([`Compression`], `--compress`): Deflate (zlib, TIFF 8; the default), Zstandard (50000), LZW

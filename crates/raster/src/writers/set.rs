@@ -1,5 +1,5 @@
 //! One export: a height source written in every requested format, optionally resampled for
-//! an engine preset and cut into tiles with a VRT mosaic (`shared/spec/exports.md` §4–§6).
+//! an engine preset and cut into tiles with a VRT mosaic (`docs/src/spec/exports.md` §4–§6).
 //! Both `bake`/`merge` (source: the tile checkpoints) and `convert` (source: a decoded file)
 //! end here, so every format, preset and tiling rule lives in one place.
 //!

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use trnbake_raster::source::read_exact_at;
 use trnbake_swg::grid::{Grid, TileSpec};
 
-use crate::bands::BandProgress;
+use crate::row_progress::RowProgress;
 use crate::store::{Checkpoint, Fingerprint};
 
 /// One per-post value of a band file.
@@ -394,7 +394,7 @@ pub fn bands_north_first(grid: &Grid, rows: u32) -> Vec<(u32, u32)> {
 /// (family, probability) entries in post order.
 pub type BandProbabilities = (Vec<u16>, Vec<(i32, f32)>);
 
-/// Band (r0, rows) of `grid` as a full-width tile, for [`BandProgress`].
+/// Band (r0, rows) of `grid` as a full-width tile, for [`RowProgress`].
 fn band_tile(grid: &Grid, r0: u32, rows: u32) -> TileSpec {
     TileSpec { c0: 0, r0, cols: grid.cols, rows }
 }
@@ -414,8 +414,8 @@ pub struct BandSet {
     /// Where each finished band was found (by first row), when not in the first folder.
     located: std::sync::Mutex<std::collections::HashMap<u32, PathBuf>>,
     /// Which bands are finished (a band is one full-width "tile" of `band_rows` rows), the
-    /// same bookkeeping as the height tiles' (`bands::BandProgress`).
-    progress: BandProgress,
+    /// same bookkeeping as the height tiles' (`row_progress::RowProgress`).
+    progress: RowProgress,
     /// Each finished band file's blocks (keyed by its first row), read at its first read.
     indexes: std::sync::Mutex<std::collections::HashMap<u32, std::sync::Arc<BandIndex>>>,
     /// The blocks decompressed last: readers of a few rows (a GeoTIFF strip, the row above a
@@ -444,7 +444,7 @@ impl BandSet {
     pub fn new(grid: Grid, layout: BandLayout, band_rows: u32, dirs: Vec<PathBuf>, bake: Fingerprint) -> Self {
         assert!(!dirs.is_empty(), "a band set has a folder");
         let all: Vec<TileSpec> = bands_north_first(&grid, band_rows).into_iter().map(|(r0, rows)| band_tile(&grid, r0, rows)).collect();
-        let progress = BandProgress::new(&grid, band_rows, &all);
+        let progress = RowProgress::new(&grid, band_rows, &all);
         BandSet { grid, layout, band_rows, dirs, bake, located: Default::default(), progress, indexes: Default::default(), recent: Default::default() }
     }
 
