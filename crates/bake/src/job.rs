@@ -18,7 +18,8 @@ pub struct BakeJob {
     pub adapter_filter: Option<String>,
     pub shard: Option<Shard>,
     pub outdir: PathBuf,
-    pub quiet: bool,
+    /// Where notes and progress go (the command line's renderer, or a silent one).
+    pub reporter: std::sync::Arc<dyn crate::Reporter>,
     /// Output formats, preset, tiling.
     pub export: ExportChoice,
     /// Surface maps to write from the finished heights, if any.

@@ -15,7 +15,7 @@
 //! request.spacing = Some(64.0);                   // 65 x 65 posts
 //! request.maps = vec![MapKind::Height.into(), MapKind::Splat.into()];
 //! request.backend = Backend::Cpu;
-//! request.quiet = true;
+//! // Silent by default: `request.reporter` takes notes and progress (see `report`).
 //! let report = request.pipeline()?.run()?;
 //! assert_eq!(report.posts, 65 * 65);
 //! assert!(out.join("height.tif").is_file() && out.join("manifest.json").is_file());
@@ -41,7 +41,6 @@ mod job;
 mod manifest;
 mod merge;
 mod params;
-pub mod progress;
 mod request;
 mod row_progress;
 pub mod shard;
@@ -60,3 +59,5 @@ pub use store::{BakeState, CheckpointSource, Fingerprint};
 pub use surface_maps::{SurfaceMapsJob, SurfaceMapsOutput, SurfaceTiming};
 pub use trnbake_swg::eval::CPU_CULL_BLOCK;
 pub use trnbake_swg::maps::{MapInfo, MapKind, MAPS};
+pub use trnbake_swg::report;
+pub use trnbake_swg::report::{Level, NullReporter, Progress, Reporter};

@@ -60,8 +60,8 @@ pub struct BakeRequest {
     pub adapter_filter: Option<String>,
     pub shard: Option<Shard>,
     pub outdir: PathBuf,
-    /// No progress bars or notes on stderr.
-    pub quiet: bool,
+    /// Where notes, warnings and progress go; silent ([`crate::NullReporter`]) by default.
+    pub reporter: std::sync::Arc<dyn crate::Reporter>,
 }
 
 impl BakeRequest {
@@ -111,7 +111,7 @@ impl BakeRequest {
             adapter_filter: None,
             shard: None,
             outdir,
-            quiet: false,
+            reporter: crate::report::null(),
         }
     }
 
@@ -132,10 +132,13 @@ impl BakeRequest {
             let outside = r[0] > half || r[2] < -half || r[1] > half || r[3] < -half;
             let shown = format!("{},{},{},{}", r[0], r[1], r[2], r[3]);
             if outside {
-                return Err(Error::Invalid(format!("the region {shown} lies entirely off the map ({})", t.header.extent_text())));
+                return Err(Error::OffMap { region: r, extent: t.header.extent_text() });
             }
             if !(t.header.on_map(r[0], r[1]) && t.header.on_map(r[2], r[3])) {
-                tracing::warn!("the region {shown} reaches past the map's edge ({}); posts outside it hold what the rules give there", t.header.extent_text());
+                self.reporter.warn(format!(
+                    "the region {shown} reaches past the map's edge ({}); posts outside it hold what the rules give there",
+                    t.header.extent_text()
+                ));
             }
         }
         let cols = post_count(region[0], region[2], spacing)?;
@@ -150,7 +153,7 @@ impl BakeRequest {
         check_choice(&self.export, cols, rows)?;
         let heights = HeightEvaluator::new(t, &self.height)?;
         for w in &heights.plan.warnings {
-            tracing::warn!("{w}");
+            self.reporter.warn(w);
         }
         let params = BakeParams {
             input: self.input.clone(),
@@ -173,7 +176,7 @@ impl BakeRequest {
             adapter_filter: self.adapter_filter,
             shard: self.shard,
             outdir: self.outdir,
-            quiet: self.quiet,
+            reporter: self.reporter,
             export: self.export,
             recipe,
         };
@@ -214,7 +217,7 @@ impl BakeRequest {
         let t = &self.terrain;
         let surface = SurfaceEvaluator::new(t, &self.height, self.surface)?;
         for w in &surface.plan.warnings {
-            tracing::warn!("{w}");
+            self.reporter.warn(w);
         }
         let mut maps = Vec::new();
         for m in &self.maps {

@@ -88,14 +88,10 @@ pub(crate) fn write_engine_maps(
     families: &[i32],
     generator: &Generator,
     export: Option<&ExportSummary>,
-    quiet: bool,
+    reporter: &dyn crate::Reporter,
 ) -> crate::Result<Vec<WrittenFile>> {
     let Some((summary, preset)) = export.and_then(|s| s.preset.map(|p| (s, p))) else { return Ok(Vec::new()) };
-    let note = |what: &str| {
-        if !quiet {
-            eprintln!("note: no {} splat maps: {what}", preset.name());
-        }
-    };
+    let note = |what: &str| reporter.note(format!("no {} splat maps: {what}", preset.name()));
     if summary.tiles.is_some() {
         // Per-tile weightmaps would need the tiles' own edges and names; not done yet.
         note("not written for a tiled export (use splat_k.png, or bake without --tiles)");

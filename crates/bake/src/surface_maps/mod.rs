@@ -167,15 +167,13 @@ fn gpu_surface_pass<'a>(
     gpu: Option<&'a GpuContext>,
     se: &'a SurfaceEvaluator,
     normals: NormalMethod,
-    quiet: bool,
+    reporter: &dyn crate::Reporter,
 ) -> crate::Result<Option<GpuSurfacePass<'a>>> {
     let Some(ctx) = gpu else { return Ok(None) };
     match GpuSurfacePass::new(ctx, se, normals) {
         Ok(pass) => Ok(Some(pass)),
         Err(GpuError::Unsupported(why)) => {
-            if !quiet {
-                eprintln!("note: surface maps on the CPU: {}", GpuError::Unsupported(why));
-            }
+            reporter.note(format!("surface maps on the CPU: {}", GpuError::Unsupported(why)));
             Ok(None)
         }
         Err(e) => Err(e.into()),
@@ -211,7 +209,7 @@ pub struct StreamInputs<'a> {
     pub range: (f32, f32),
     pub height_evaluator: &'a HeightEvaluator,
     pub gpu: Option<&'a GpuContext>,
-    pub quiet: bool,
+    pub reporter: &'a dyn crate::Reporter,
     /// The height export already written (its preset, resampled grid, tiles and engine
     /// settings): the engine splat maps match its heightmap.
     pub export: Option<&'a ExportSummary>,

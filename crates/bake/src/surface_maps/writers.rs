@@ -148,7 +148,7 @@ impl SurfaceMapsJob {
             )?);
             // Something to look at, and the engines' own packings of the same weights.
             files.push(engine_splat::write_preview(dir, set, &families, generator)?);
-            files.extend(engine_splat::write_engine_maps(dir, set, &families, generator, inputs.export, inputs.quiet)?);
+            files.extend(engine_splat::write_engine_maps(dir, set, &families, generator, inputs.export, inputs.reporter)?);
             Ok(vec![(order(MapKind::Splat) + 1, files)])
         };
         let mut out = Vec::new();
