@@ -1,0 +1,513 @@
+//! Windows of a bake for the lazy xarray Dataset (`trnbake.open_dataset`): each Dask chunk is
+//! one call of [`run_window`], which evaluates posts [c0, c0 + cols) × [r0, r0 + rows) of the
+//! whole bake's grid (global post indices, so every post has the position, heights and
+//! surface values it has in the whole-grid bake) with the aprons the surface passes need:
+//! the heights one post around the window (for the normals), each post's normal from its
+//! 3×3 heights and global parity, and the surface passes in the grid's own 128² culling
+//! blocks clipped to the window, as the command line's streamed bands clip them to rows.
+//!
+//! The Python side (`trnbake/_dataset.py`) builds the Dask graph; the functions here are the
+//! native half: the grid, the default maps and legends of a terrain, and a window's arrays.
+
+use numpy::ndarray::{ArrayD, IxDyn};
+use numpy::IntoPyArray;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use rayon::prelude::*;
+use trnbake_swg::eval::height::CPU_CULL_BLOCK;
+use trnbake_swg::eval::HeightEvaluator;
+use trnbake_swg::grid::Grid;
+use trnbake_swg::model::Terrain;
+use trnbake_swg::plan::FLORA_CLASSES;
+use trnbake_swg::surface::grid::{global_post_index, PostSurface};
+use trnbake_swg::surface::normals::{faces_normals_row, post_normal, NormalMethod};
+use trnbake_swg::surface::{Ground, SurfaceEvaluator, SurfaceResult};
+use trnbake_swg::water::WaterTables;
+
+use crate::bake::{MapArray, Samples, MAP_NAMES};
+use crate::PyTerrain;
+
+/// The culling block of the surface passes (`trnbake_swg::surface::grid`'s `BLOCK`): windows
+/// clip the grid's blocks, counted from its south-west post.
+const BLOCK: u32 = 128;
+
+/// The arrays (Dataset variables) each map of [`MAP_NAMES`] gives, with the names of
+/// `Terrain.bake`'s arrays and the command line's files.
+pub fn map_arrays(map: &str) -> Vec<String> {
+    match map {
+        "height" => vec!["height".into()],
+        "normals" => vec!["normals".into()],
+        "splat" => vec!["shader_id".into(), "splat_weights".into()],
+        "flora" => FLORA_CLASSES.iter().flat_map(|c| [format!("flora_{c}_id"), format!("flora_{c}_density")]).collect(),
+        "water" => vec!["water_height".into(), "water_mask".into()],
+        "env" => vec!["env_id".into()],
+        "color" => vec!["color".into()],
+        "exclude" => vec!["exclude".into(), "passable".into()],
+        _ => Vec::new(),
+    }
+}
+
+/// The maps the command line bakes by default (`bake --maps auto`, `default_maps` of
+/// `trnbake-bake`) that are arrays of data: height and normals always, each other map when
+/// some rule or table of the file feeds it (the shaded `preview` image is left out).
+pub fn default_maps(t: &Terrain, surface: &SurfaceEvaluator) -> Vec<String> {
+    use trnbake_swg::plan::*;
+    let kinds: Vec<u32> = surface.plan.affectors.iter().map(|a| a.kind).collect();
+    let has = |ks: &[u32]| kinds.iter().any(|k| ks.contains(k));
+    let mut maps = vec!["height", "normals"];
+    if has(&[AFFECTOR_SHADER_CONSTANT, AFFECTOR_SHADER_REPLACE, AFFECTOR_ROAD_SHADER]) {
+        maps.push("splat");
+    }
+    if kinds.iter().any(|k| (AFFECTOR_FLORA_BASE..AFFECTOR_FLORA_BASE + 4).contains(k)) {
+        maps.push("flora");
+    }
+    if WaterTables::new(t).has_any() {
+        maps.push("water");
+    }
+    if has(&[AFFECTOR_ENVIRONMENT]) {
+        maps.push("env");
+    }
+    if has(&[AFFECTOR_COLOR_CONSTANT, AFFECTOR_COLOR_RAMP_HEIGHT, AFFECTOR_COLOR_RAMP_FRACTAL]) {
+        maps.push("color");
+    }
+    if has(&[AFFECTOR_EXCLUDE, AFFECTOR_PASSABLE]) {
+        maps.push("exclude");
+    }
+    maps.into_iter().map(String::from).collect()
+}
+
+/// A rectangle of posts of the bake's grid: [c0, c0 + cols) × [r0, r0 + rows), rows counted
+/// from the south as the grid counts them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub c0: u32,
+    pub r0: u32,
+    pub cols: u32,
+    pub rows: u32,
+}
+
+/// What a window computes.
+pub struct WindowInputs<'a> {
+    pub terrain: &'a Terrain,
+    pub heights: &'a HeightEvaluator,
+    /// Needed when an array other than height and water is asked for.
+    pub surface: Option<&'a SurfaceEvaluator>,
+    pub water: Option<&'a WaterTables>,
+    pub grid: Grid,
+    pub window: Window,
+    /// Array names of [`map_arrays`].
+    pub arrays: &'a [String],
+    /// The shader families of the `splat_weights` channels, in channel order.
+    pub splat_families: &'a [i32],
+    pub normals: NormalMethod,
+}
+
+/// The arrays named in `inp.arrays` over the window, north row first: (rows, cols) planes,
+/// and (channels, rows, cols) for normals, color and splat_weights. Each value equals the
+/// whole-grid bake's ([`crate::bake::run`], the command line's) at the same post.
+pub fn run_window(inp: &WindowInputs) -> Result<Vec<MapArray>, String> {
+    let (g, w) = (inp.grid, inp.window);
+    if w.cols == 0 || w.rows == 0 || w.c0 + w.cols > g.cols || w.r0 + w.rows > g.rows {
+        return Err(format!("window {w:?} does not lie inside the {}×{} grid", g.cols, g.rows));
+    }
+    let want = |n: &str| inp.arrays.iter().any(|a| a == n);
+    let surface_arrays = ["shader_id", "splat_weights", "env_id", "color", "exclude", "passable"];
+    let need_surface = surface_arrays.iter().any(|a| want(a)) || inp.arrays.iter().any(|a| a.starts_with("flora_"));
+    let need_normals = need_surface || want("normals");
+    let (cols, rows) = (w.cols as usize, w.rows as usize);
+    let n = cols * rows;
+
+    // Heights: with the 1-post apron when normals are needed, else the window alone.
+    let padded = need_normals.then(|| padded_heights(inp.heights, &g, w));
+    let heights: Vec<f32> = match &padded {
+        Some(p) => (0..rows).flat_map(|r| p[(r + 1) * (cols + 2) + 1..(r + 1) * (cols + 2) + 1 + cols].iter().copied()).collect(),
+        None if want("height") || want("water_mask") => {
+            let mut out = vec![0.0f32; n];
+            inp.heights.grid_region(&g, w.c0, w.r0, w.cols, w.rows, CPU_CULL_BLOCK, &mut out);
+            out
+        }
+        None => Vec::new(),
+    };
+    let half_width = inp.heights.plan.half_width;
+    let normals = padded.as_ref().map(|p| window_normals(&g, w, p, half_width, inp.normals));
+    let results = if need_surface {
+        let se = inp.surface.ok_or("the surface maps need the surface evaluator")?;
+        Some(window_results(&g, w, &heights, normals.as_ref().expect("normals are computed with the surface"), se))
+    } else {
+        None
+    };
+
+    let plane = |name: &str, samples: Samples| MapArray { name: name.into(), shape: vec![rows, cols], samples };
+    let north = |v: Vec<f32>| crate::bake::north_first(&v, cols, 1);
+    let north_i = |v: Vec<i32>| crate::bake::north_first(&v, cols, 1);
+    let north_b = |v: Vec<bool>| crate::bake::north_first(&v, cols, 1);
+    // Channel-first planes of per-post vectors, north row first.
+    fn channels<T: Copy + Default>(per_post: &[T], k: usize, cols: usize) -> Vec<T> {
+        let north = crate::bake::north_first(per_post, cols, k);
+        let n = north.len() / k.max(1);
+        let mut out = vec![T::default(); north.len()];
+        for (i, post) in north.chunks_exact(k.max(1)).enumerate() {
+            for (ch, v) in post.iter().enumerate() {
+                out[ch * n + i] = *v;
+            }
+        }
+        out
+    }
+    let mut out = Vec::new();
+    for name in inp.arrays {
+        let res = results.as_deref();
+        let map_i = |f: &dyn Fn(&PostSurface) -> i32| res.expect("surface results").iter().map(f).collect::<Vec<i32>>();
+        let a = match name.as_str() {
+            "height" => plane(name, Samples::F32(north(heights.clone()))),
+            "normals" => {
+                let v: Vec<f32> = normals.as_ref().expect("normals").iter().flatten().copied().collect();
+                MapArray { name: name.clone(), shape: vec![3, rows, cols], samples: Samples::F32(channels(&v, 3, cols)) }
+            }
+            "shader_id" => plane(name, Samples::I32(north_i(map_i(&|r| r.shader.max(0))))),
+            "splat_weights" => {
+                let k = inp.splat_families.len();
+                let mut v = Vec::with_capacity(n * k);
+                for r in res.expect("surface results") {
+                    v.extend(crate::bake::splat_weights(r, inp.splat_families));
+                }
+                MapArray { name: name.clone(), shape: vec![k, rows, cols], samples: Samples::F32(channels(&v, k, cols)) }
+            }
+            "env_id" => plane(name, Samples::I32(north_i(map_i(&|r| r.environment.max(0))))),
+            "color" => {
+                let v: Vec<u8> = res.expect("surface results").iter().flat_map(|r| r.color.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)).collect();
+                MapArray { name: name.clone(), shape: vec![3, rows, cols], samples: Samples::U8(channels(&v, 3, cols)) }
+            }
+            "exclude" => plane(name, Samples::Bool(north_b(res.expect("surface results").iter().map(|r| r.excluded).collect()))),
+            "passable" => plane(name, Samples::Bool(north_b(res.expect("surface results").iter().map(|r| r.passable.unwrap_or(1) != 0).collect()))),
+            "water_height" | "water_mask" => {
+                let levels = water_levels(&g, w, inp.water.ok_or("the water maps need the water tables")?);
+                if name == "water_height" {
+                    plane(name, Samples::F32(north(levels.iter().map(|l| l.unwrap_or(f32::NAN)).collect())))
+                } else {
+                    plane(name, Samples::Bool(north_b(levels.iter().zip(&heights).map(|(l, h)| l.is_some_and(|l| *h < l)).collect())))
+                }
+            }
+            flora if flora.starts_with("flora_") => {
+                let class = FLORA_CLASSES.iter().position(|c| flora == format!("flora_{c}_id") || flora == format!("flora_{c}_density"));
+                let Some(class) = class else { return Err(format!("unknown array {flora:?}")) };
+                let res = res.expect("surface results");
+                if flora.ends_with("_id") {
+                    plane(name, Samples::I32(north_i(res.iter().map(|r| r.flora[class].0.max(0)).collect())))
+                } else {
+                    plane(name, Samples::F32(north(res.iter().map(|r| r.flora[class].1).collect())))
+                }
+            }
+            other => return Err(format!("unknown array {other:?}")),
+        };
+        out.push(a);
+    }
+    Ok(out)
+}
+
+/// The heights of the window with a 1-post apron: (cols + 2) × (rows + 2) posts, row-major
+/// from the south, padded (0, 0) being post (c0 − 1, r0 − 1). Posts inside the grid are the
+/// height pass's (bit-identical whatever the block: culling is exact), posts outside it are
+/// evaluated exactly at the positions the whole-grid apron gives them.
+fn padded_heights(he: &HeightEvaluator, g: &Grid, w: Window) -> Vec<f32> {
+    let stride = w.cols as usize + 2;
+    let mut padded = vec![0.0f32; stride * (w.rows as usize + 2)];
+    let (pc0, pr0) = (i64::from(w.c0) - 1, i64::from(w.r0) - 1);
+    let (pc1, pr1) = (i64::from(w.c0 + w.cols), i64::from(w.r0 + w.rows)); // inclusive
+    // The part inside the grid.
+    let (ic0, ir0) = (pc0.max(0) as u32, pr0.max(0) as u32);
+    let (ic1, ir1) = (pc1.min(i64::from(g.cols) - 1) as u32, pr1.min(i64::from(g.rows) - 1) as u32);
+    let (icols, irows) = (ic1 - ic0 + 1, ir1 - ir0 + 1);
+    let mut inside = vec![0.0f32; icols as usize * irows as usize];
+    he.grid_region(g, ic0, ir0, icols, irows, CPU_CULL_BLOCK, &mut inside);
+    for (k, row) in inside.chunks_exact(icols as usize).enumerate() {
+        let pr = (i64::from(ir0) + k as i64 - pr0) as usize;
+        let pc = (i64::from(ic0) - pc0) as usize;
+        padded[pr * stride + pc..pr * stride + pc + icols as usize].copy_from_slice(row);
+    }
+    // The posts outside the grid (as `band_apron_heights` places them).
+    let mut ring: Vec<(i64, i64)> = Vec::new();
+    for r in pr0..=pr1 {
+        for c in pc0..=pc1 {
+            if c < 0 || r < 0 || c >= i64::from(g.cols) || r >= i64::from(g.rows) {
+                ring.push((c, r));
+            }
+        }
+    }
+    if !ring.is_empty() {
+        let points: Vec<(f32, f32)> = ring.iter().map(|&(c, r)| (g.x0 as f32 + c as f32 * g.spacing as f32, g.z0 as f32 + r as f32 * g.spacing as f32)).collect();
+        for (&(c, r), h) in ring.iter().zip(he.heights_at(&points)) {
+            padded[(r - pr0) as usize * stride + (c - pc0) as usize] = h;
+        }
+    }
+    padded
+}
+
+/// The unit normal of every post of the window (row-major from the south), from its padded
+/// heights, with the quad diagonals of the posts' global indices (`band_normals` on a window).
+fn window_normals(g: &Grid, w: Window, padded: &[f32], half_width: f32, method: NormalMethod) -> Vec<[f32; 3]> {
+    let (cols, rows) = (w.cols as usize, w.rows as usize);
+    let (gc0, gr0) = global_post_index(g, half_width);
+    let (gc0, gr0) = (gc0 + i64::from(w.c0), gr0 + i64::from(w.r0));
+    let spacing = g.spacing as f32;
+    let mut out = vec![[0.0f32; 3]; rows * cols];
+    let width = trnbake_swg::lanes::width();
+    out.par_chunks_mut(cols).enumerate().for_each(|(r, row)| {
+        let padded_row = |dz: usize| &padded[(r + dz) * (cols + 2)..(r + dz + 1) * (cols + 2)];
+        match method {
+            NormalMethod::Faces => {
+                faces_normals_row(width, [padded_row(0), padded_row(1), padded_row(2)], spacing, &|c| (gc0 + gr0 + (c + r) as i64).rem_euclid(2) == 0, row)
+            }
+            NormalMethod::Central => {
+                for (c, o) in row.iter_mut().enumerate() {
+                    let h = [0, 1, 2].map(|dz| {
+                        let p = padded_row(dz);
+                        [p[c], p[c + 1], p[c + 2]]
+                    });
+                    *o = post_normal(method, &h, spacing, gc0 + c as i64, gr0 + r as i64);
+                }
+            }
+        }
+    });
+    out
+}
+
+/// Both surface passes at every post of the window (row-major from the south), in the grid's
+/// 128² blocks clipped to the window, in parallel (`band_results` on a window).
+fn window_results(g: &Grid, w: Window, heights: &[f32], normals: &[[f32; 3]], se: &SurfaceEvaluator) -> Vec<PostSurface> {
+    let cols = w.cols as usize;
+    let (c_end, r_end) = (w.c0 + w.cols, w.r0 + w.rows);
+    let blocks: Vec<(u32, u32, u32, u32)> = (w.r0 - w.r0 % BLOCK..r_end)
+        .step_by(BLOCK as usize)
+        .flat_map(|br| {
+            (w.c0 - w.c0 % BLOCK..c_end).step_by(BLOCK as usize).map(move |bc| (bc.max(w.c0), br.max(w.r0), (bc + BLOCK).min(c_end) - 1, (br + BLOCK).min(r_end) - 1))
+        })
+        .collect();
+    let ground = |c: u32, r: u32| {
+        let i = (r - w.r0) as usize * cols + (c - w.c0) as usize;
+        Ground { height: heights[i], normal: normals[i] }
+    };
+    let computed: Vec<((u32, u32, u32, u32), Vec<PostSurface>)> = blocks
+        .par_iter()
+        .map(|&(c0, r0, c1, r1)| {
+            let block = se.grid_block(g, c0, r0, c1, r1);
+            let mut out = Vec::with_capacity(((c1 - c0 + 1) * (r1 - r0 + 1)) as usize);
+            if se.walks_rows() {
+                se.block_rows(&block, (c0, r0, c1, r1), ground, |_, row: &[SurfaceResult]| out.extend(row.iter().map(PostSurface::of)));
+            } else {
+                for r in r0..=r1 {
+                    for c in c0..=c1 {
+                        out.push(PostSurface::of(&se.at_grid_post(&block, c, r, ground(c, r))));
+                    }
+                }
+            }
+            ((c0, r0, c1, r1), out)
+        })
+        .collect();
+    let mut results = vec![PostSurface::default(); cols * w.rows as usize];
+    for ((c0, r0, c1, r1), block) in computed {
+        let bw = (c1 - c0 + 1) as usize;
+        for r in r0..=r1 {
+            let at = (r - w.r0) as usize * cols + (c0 - w.c0) as usize;
+            let src = (r - r0) as usize * bw;
+            results[at..at + bw].copy_from_slice(&block[src..src + bw]);
+        }
+    }
+    results
+}
+
+/// The water surface height at every post of the window, row-major from the south.
+fn water_levels(g: &Grid, w: Window, water: &WaterTables) -> Vec<Option<f32>> {
+    let cols = w.cols as usize;
+    (0..cols * w.rows as usize)
+        .into_par_iter()
+        .map(|i| {
+            let (x, z) = g.post(w.c0 + (i % cols) as u32, w.r0 + (i / cols) as u32);
+            water.height_at(x, z)
+        })
+        .collect()
+}
+
+// ---- Python functions (module `trnbake._native`; used by `trnbake._dataset`) ----
+
+fn grid_of(grid: (f64, f64, f64, u32, u32)) -> Result<Grid, String> {
+    let g = Grid { x0: grid.0, z0: grid.1, spacing: grid.2, cols: grid.3, rows: grid.4 };
+    g.check_dims().map_err(|e| e.0)?;
+    Ok(g)
+}
+
+/// `_grid(terrain, region, spacing)`: the grid `Terrain.bake(region, spacing)` would bake, as
+/// a dict: x0, z0 (the south-west post), spacing, cols, rows, transform (GDAL geotransform)
+/// and crs (WKT).
+#[pyfunction]
+#[pyo3(signature = (terrain, region=None, spacing=None))]
+fn _grid<'py>(py: Python<'py>, terrain: &PyTerrain, region: Option<(f64, f64, f64, f64)>, spacing: Option<f64>) -> PyResult<Bound<'py, PyDict>> {
+    let half = terrain.map_width() / 2.0;
+    let region = region.map_or([-half, -half, half, half], |r| [r.0, r.1, r.2, r.3]);
+    let spacing = spacing.unwrap_or(terrain.pole_spacing());
+    let g = crate::bake::bake_grid(region, spacing).map_err(PyValueError::new_err)?;
+    let d = PyDict::new(py);
+    d.set_item("x0", g.x0)?;
+    d.set_item("z0", g.z0)?;
+    d.set_item("spacing", g.spacing)?;
+    d.set_item("cols", g.cols)?;
+    d.set_item("rows", g.rows)?;
+    d.set_item("transform", crate::bake::geotransform(&g).to_vec())?;
+    d.set_item("crs", trnbake_raster::writers::vrt::local_cs_wkt(&format!("SWG {} local metres", terrain.name())))?;
+    Ok(d)
+}
+
+/// `_default_maps(terrain)`: the maps `trnbake bake` writes by default, less `preview`.
+#[pyfunction]
+fn _default_maps(py: Python<'_>, terrain: &PyTerrain) -> PyResult<Vec<String>> {
+    let se = py.detach(|| terrain.surface())?;
+    Ok(default_maps(&terrain.model, se))
+}
+
+/// `_legends(terrain)`: the families of the file by kind ("shader", "flora", "radial",
+/// "environment"), each a list of (id, name, (r, g, b)).
+#[pyfunction]
+fn _legends<'py>(py: Python<'py>, terrain: &PyTerrain) -> PyResult<Bound<'py, PyDict>> {
+    let g = &terrain.model.generator;
+    let d = PyDict::new(py);
+    let list = |v: Vec<(i32, String, [u8; 3])>| PyList::new(py, v);
+    d.set_item("shader", list(g.shader_families.families().iter().map(|f| (f.id, f.name.clone(), f.color)).collect())?)?;
+    d.set_item("flora", list(g.flora_families.families().iter().map(|f| (f.id, f.name.clone(), f.color)).collect())?)?;
+    d.set_item("radial", list(g.radial_families.families().iter().map(|f| (f.id, f.name.clone(), f.color)).collect())?)?;
+    d.set_item("environment", list(g.environment_families.families().iter().map(|f| (f.id, f.name.clone(), f.color)).collect())?)?;
+    Ok(d)
+}
+
+/// `_window(terrain, grid, window, arrays, splat_families)`: the arrays of posts
+/// window = (c0, r0, cols, rows) (rows from the south) of grid = (x0, z0, spacing, cols,
+/// rows), as a dict of numpy arrays, north row first, channels first. One call, the GIL
+/// released for all of it.
+#[pyfunction]
+#[pyo3(signature = (terrain, grid, window, arrays, splat_families=Vec::new()))]
+fn _window<'py>(
+    py: Python<'py>,
+    terrain: &PyTerrain,
+    grid: (f64, f64, f64, u32, u32),
+    window: (u32, u32, u32, u32),
+    arrays: Vec<String>,
+    splat_families: Vec<i32>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let g = grid_of(grid).map_err(PyValueError::new_err)?;
+    let window = Window { c0: window.0, r0: window.1, cols: window.2, rows: window.3 };
+    let known: Vec<String> = MAP_NAMES.iter().flat_map(|m| map_arrays(m)).collect();
+    if let Some(bad) = arrays.iter().find(|a| !known.contains(a)) {
+        return Err(PyValueError::new_err(format!("unknown array {bad:?}; the known arrays are {}", known.join(", "))));
+    }
+    let out = py.detach(|| -> PyResult<_> {
+        let surface_free = ["height", "water_height", "water_mask"];
+        let surface = if arrays.iter().any(|a| !surface_free.contains(&a.as_str())) { Some(terrain.surface()?) } else { None };
+        let water = arrays.iter().any(|a| a.starts_with("water_")).then(|| WaterTables::new(&terrain.model));
+        let inp = WindowInputs {
+            terrain: &terrain.model,
+            heights: &terrain.heights,
+            surface,
+            water: water.as_ref(),
+            grid: g,
+            window,
+            arrays: &arrays,
+            splat_families: &splat_families,
+            normals: NormalMethod::default(),
+        };
+        run_window(&inp).map_err(PyValueError::new_err)
+    })?;
+    let d = PyDict::new(py);
+    for a in out {
+        let shape = IxDyn(&a.shape);
+        let bad = |e: numpy::ndarray::ShapeError| PyValueError::new_err(format!("{}: {e}", a.name));
+        let v = match a.samples {
+            Samples::F32(v) => ArrayD::from_shape_vec(shape, v).map_err(bad)?.into_pyarray(py).into_any(),
+            Samples::I32(v) => ArrayD::from_shape_vec(shape, v).map_err(bad)?.into_pyarray(py).into_any(),
+            Samples::U8(v) => ArrayD::from_shape_vec(shape, v).map_err(bad)?.into_pyarray(py).into_any(),
+            Samples::Bool(v) => ArrayD::from_shape_vec(shape, v).map_err(bad)?.into_pyarray(py).into_any(),
+        };
+        d.set_item(&a.name, v)?;
+    }
+    Ok(d)
+}
+
+/// Adds the Dataset's native functions and `MAP_ARRAYS` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_grid, m)?)?;
+    m.add_function(wrap_pyfunction!(_default_maps, m)?)?;
+    m.add_function(wrap_pyfunction!(_legends, m)?)?;
+    m.add_function(wrap_pyfunction!(_window, m)?)?;
+    let arrays = PyDict::new(m.py());
+    for map in MAP_NAMES {
+        arrays.set_item(map, map_arrays(map))?;
+    }
+    m.add("MAP_ARRAYS", arrays)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bake::{bake_grid, run, BakeInputs};
+
+    /// Every window of a grid, stitched, equals the whole-grid bake, array for array, bit for bit.
+    #[test]
+    fn windows_equal_the_whole_grid() {
+        let t = trnbake_swg::model::json::demo_terrain();
+        let opts = trnbake_swg::plan::HeightOptions::default();
+        let he = HeightEvaluator::new(&t, &opts).unwrap();
+        let se = SurfaceEvaluator::new(&t, &opts, Default::default()).unwrap();
+        let water = WaterTables::new(&t);
+        let maps: Vec<String> = MAP_NAMES.iter().map(|s| s.to_string()).collect();
+        // A grid wider than a culling block, with ragged windows that cross block edges.
+        let grid = bake_grid([-1000.0, -700.0, 1000.0, 700.0], 7.5).unwrap();
+        let whole = run(&BakeInputs { terrain: &t, heights: &he, surface: Some(&se), grid, maps: &maps });
+        let arrays: Vec<String> = MAP_NAMES.iter().flat_map(|m| map_arrays(m)).collect();
+        let fams = whole.splat_families.clone();
+        let (cols, rows) = (grid.cols as usize, grid.rows as usize);
+        for (wc, wr) in [(100u32, 90u32), (128, 128), (grid.cols, grid.rows)] {
+            for r0 in (0..grid.rows).step_by(wr as usize) {
+                for c0 in (0..grid.cols).step_by(wc as usize) {
+                    let window = Window { c0, r0, cols: wc.min(grid.cols - c0), rows: wr.min(grid.rows - r0) };
+                    let inp = WindowInputs {
+                        terrain: &t,
+                        heights: &he,
+                        surface: Some(&se),
+                        water: Some(&water),
+                        grid,
+                        window,
+                        arrays: &arrays,
+                        splat_families: &fams,
+                        normals: NormalMethod::default(),
+                    };
+                    let out = run_window(&inp).unwrap();
+                    assert_eq!(out.len(), arrays.len());
+                    for a in &out {
+                        let whole_a = whole.arrays.iter().find(|x| x.name == a.name).unwrap();
+                        // Compare post by post: whole arrays are (rows, cols[, k]) north first,
+                        // window arrays ([k,] rows, cols) north first.
+                        let k_ch = if a.shape.len() == 3 { a.shape[0] } else { 1 };
+                        let (wrows, wcols) = (window.rows as usize, window.cols as usize);
+                        for ch in 0..k_ch {
+                            for i in 0..wrows {
+                                for j in 0..wcols {
+                                    let wi = ch * wrows * wcols + i * wcols + j;
+                                    let gy = rows - (window.r0 as usize + wrows) + i;
+                                    let gx = window.c0 as usize + j;
+                                    let gi = (gy * cols + gx) * k_ch + ch;
+                                    let same = match (&a.samples, &whole_a.samples) {
+                                        (Samples::F32(x), Samples::F32(y)) => x[wi].to_bits() == y[gi].to_bits(),
+                                        (Samples::I32(x), Samples::I32(y)) => x[wi] == y[gi],
+                                        (Samples::U8(x), Samples::U8(y)) => x[wi] == y[gi],
+                                        (Samples::Bool(x), Samples::Bool(y)) => x[wi] == y[gi],
+                                        _ => false,
+                                    };
+                                    assert!(same, "{} differs at row {gy} col {gx} channel {ch} (windows {wc}×{wr})", a.name);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
