@@ -139,70 +139,81 @@ pub fn run_window(inp: &WindowInputs) -> Result<Vec<MapArray>, String> {
     };
 
     let plane = |name: &str, samples: Samples| MapArray { name: name.into(), shape: vec![rows, cols], samples };
-    let north = |v: Vec<f32>| crate::bake::north_first(&v, cols, 1);
-    let north_i = |v: Vec<i32>| crate::bake::north_first(&v, cols, 1);
-    let north_b = |v: Vec<bool>| crate::bake::north_first(&v, cols, 1);
-    // Channel-first planes of per-post vectors, north row first.
-    fn channels<T: Copy + Default>(per_post: &[T], k: usize, cols: usize) -> Vec<T> {
-        let north = crate::bake::north_first(per_post, cols, k);
-        let n = north.len() / k.max(1);
-        let mut out = vec![T::default(); north.len()];
-        for (i, post) in north.chunks_exact(k.max(1)).enumerate() {
-            for (ch, v) in post.iter().enumerate() {
-                out[ch * n + i] = *v;
-            }
-        }
-        out
-    }
+    let planes = |name: &str, k: usize, samples: Samples| MapArray { name: name.into(), shape: vec![k, rows, cols], samples };
     let mut out = Vec::new();
     for name in inp.arrays {
         let res = results.as_deref();
-        let map_i = |f: &dyn Fn(&PostSurface) -> i32| res.expect("surface results").iter().map(f).collect::<Vec<i32>>();
+        let res = || res.expect("surface results");
         let a = match name.as_str() {
-            "height" => plane(name, Samples::F32(north(heights.clone()))),
+            "height" => plane(name, Samples::F32(plane_of(rows, cols, |i| heights[i]))),
             "normals" => {
-                let v: Vec<f32> = normals.as_ref().expect("normals").iter().flatten().copied().collect();
-                MapArray { name: name.clone(), shape: vec![3, rows, cols], samples: Samples::F32(channels(&v, 3, cols)) }
+                let nm = normals.as_ref().expect("normals");
+                planes(name, 3, Samples::F32(channels_of(3, rows, cols, |i, o| o.copy_from_slice(&nm[i]))))
             }
-            "shader_id" => plane(name, Samples::I32(north_i(map_i(&|r| r.shader.max(0))))),
+            "shader_id" => plane(name, Samples::I32(plane_of(rows, cols, |i| res()[i].shader.max(0)))),
             "splat_weights" => {
                 let k = inp.splat_families.len();
-                let mut v = Vec::with_capacity(n * k);
-                for r in res.expect("surface results") {
-                    v.extend(crate::bake::splat_weights(r, inp.splat_families));
-                }
-                MapArray { name: name.clone(), shape: vec![k, rows, cols], samples: Samples::F32(channels(&v, k, cols)) }
+                planes(name, k, Samples::F32(channels_of(k, rows, cols, |i, o| o.copy_from_slice(&crate::bake::splat_weights(&res()[i], inp.splat_families)))))
             }
-            "env_id" => plane(name, Samples::I32(north_i(map_i(&|r| r.environment.max(0))))),
-            "color" => {
-                let v: Vec<u8> = res.expect("surface results").iter().flat_map(|r| r.color.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)).collect();
-                MapArray { name: name.clone(), shape: vec![3, rows, cols], samples: Samples::U8(channels(&v, 3, cols)) }
-            }
-            "exclude" => plane(name, Samples::Bool(north_b(res.expect("surface results").iter().map(|r| r.excluded).collect()))),
-            "passable" => plane(name, Samples::Bool(north_b(res.expect("surface results").iter().map(|r| r.passable.unwrap_or(1) != 0).collect()))),
+            "env_id" => plane(name, Samples::I32(plane_of(rows, cols, |i| res()[i].environment.max(0)))),
+            "color" => planes(
+                name,
+                3,
+                Samples::U8(channels_of(3, rows, cols, |i, o| o.copy_from_slice(&res()[i].color.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)))),
+            ),
+            "exclude" => plane(name, Samples::Bool(plane_of(rows, cols, |i| res()[i].excluded))),
+            "passable" => plane(name, Samples::Bool(plane_of(rows, cols, |i| res()[i].passable.unwrap_or(1) != 0))),
             "water_height" | "water_mask" => {
                 let levels = water_levels(&g, w, inp.water.ok_or("the water maps need the water tables")?);
                 if name == "water_height" {
-                    plane(name, Samples::F32(north(levels.iter().map(|l| l.unwrap_or(f32::NAN)).collect())))
+                    plane(name, Samples::F32(plane_of(rows, cols, |i| levels[i].unwrap_or(f32::NAN))))
                 } else {
-                    plane(name, Samples::Bool(north_b(levels.iter().zip(&heights).map(|(l, h)| l.is_some_and(|l| *h < l)).collect())))
+                    plane(name, Samples::Bool(plane_of(rows, cols, |i| levels[i].is_some_and(|l| heights[i] < l))))
                 }
             }
             flora if flora.starts_with("flora_") => {
                 let class = FLORA_CLASSES.iter().position(|c| flora == format!("flora_{c}_id") || flora == format!("flora_{c}_density"));
                 let Some(class) = class else { return Err(format!("unknown array {flora:?}")) };
-                let res = res.expect("surface results");
                 if flora.ends_with("_id") {
-                    plane(name, Samples::I32(north_i(res.iter().map(|r| r.flora[class].0.max(0)).collect())))
+                    plane(name, Samples::I32(plane_of(rows, cols, |i| res()[i].flora[class].0.max(0))))
                 } else {
-                    plane(name, Samples::F32(north(res.iter().map(|r| r.flora[class].1).collect())))
+                    plane(name, Samples::F32(plane_of(rows, cols, |i| res()[i].flora[class].1)))
                 }
             }
             other => return Err(format!("unknown array {other:?}")),
         };
         out.push(a);
     }
+    debug_assert_eq!(n, rows * cols);
     Ok(out)
+}
+
+/// A (rows, cols) plane, north row first, of `f(i)` at each post i of the window (row-major
+/// from the south, as the evaluators give them).
+fn plane_of<T>(rows: usize, cols: usize, f: impl Fn(usize) -> T) -> Vec<T> {
+    let mut v = Vec::with_capacity(rows * cols);
+    for r in (0..rows).rev() {
+        v.extend((0..cols).map(|c| f(r * cols + c)));
+    }
+    v
+}
+
+/// `k` (rows, cols) planes, channel first, north row first: `f(i, values)` gives post i's `k`
+/// values (i row-major from the south).
+fn channels_of<T: Copy + Default>(k: usize, rows: usize, cols: usize, f: impl Fn(usize, &mut [T])) -> Vec<T> {
+    let n = rows * cols;
+    let mut v = vec![T::default(); k * n];
+    let mut post = vec![T::default(); k];
+    for r in 0..rows {
+        let north_row = rows - 1 - r;
+        for c in 0..cols {
+            f(r * cols + c, &mut post);
+            for (ch, x) in post.iter().enumerate() {
+                v[ch * n + north_row * cols + c] = *x;
+            }
+        }
+    }
+    v
 }
 
 /// The heights of the window with a 1-post apron: (cols + 2) × (rows + 2) posts, row-major
@@ -213,7 +224,8 @@ fn padded_heights(he: &HeightEvaluator, g: &Grid, w: Window) -> Vec<f32> {
     let stride = w.cols as usize + 2;
     let mut padded = vec![0.0f32; stride * (w.rows as usize + 2)];
     let (pc0, pr0) = (i64::from(w.c0) - 1, i64::from(w.r0) - 1);
-    let (pc1, pr1) = (i64::from(w.c0 + w.cols), i64::from(w.r0 + w.rows)); // inclusive
+    // The last padded column and row (inclusive).
+    let (pc1, pr1) = (i64::from(w.c0 + w.cols), i64::from(w.r0 + w.rows));
     // The part inside the grid.
     let (ic0, ir0) = (pc0.max(0) as u32, pr0.max(0) as u32);
     let (ic1, ir1) = (pc1.min(i64::from(g.cols) - 1) as u32, pr1.min(i64::from(g.rows) - 1) as u32);
@@ -235,7 +247,8 @@ fn padded_heights(he: &HeightEvaluator, g: &Grid, w: Window) -> Vec<f32> {
         }
     }
     if !ring.is_empty() {
-        let points: Vec<(f32, f32)> = ring.iter().map(|&(c, r)| (g.x0 as f32 + c as f32 * g.spacing as f32, g.z0 as f32 + r as f32 * g.spacing as f32)).collect();
+        let points: Vec<(f32, f32)> =
+            ring.iter().map(|&(c, r)| (g.x0 as f32 + c as f32 * g.spacing as f32, g.z0 as f32 + r as f32 * g.spacing as f32)).collect();
         for (&(c, r), h) in ring.iter().zip(he.heights_at(&points)) {
             padded[(r - pr0) as usize * stride + (c - pc0) as usize] = h;
         }
@@ -280,37 +293,42 @@ fn window_results(g: &Grid, w: Window, heights: &[f32], normals: &[[f32; 3]], se
     let blocks: Vec<(u32, u32, u32, u32)> = (w.r0 - w.r0 % BLOCK..r_end)
         .step_by(BLOCK as usize)
         .flat_map(|br| {
-            (w.c0 - w.c0 % BLOCK..c_end).step_by(BLOCK as usize).map(move |bc| (bc.max(w.c0), br.max(w.r0), (bc + BLOCK).min(c_end) - 1, (br + BLOCK).min(r_end) - 1))
+            (w.c0 - w.c0 % BLOCK..c_end)
+                .step_by(BLOCK as usize)
+                .map(move |bc| (bc.max(w.c0), br.max(w.r0), (bc + BLOCK).min(c_end) - 1, (br + BLOCK).min(r_end) - 1))
         })
         .collect();
     let ground = |c: u32, r: u32| {
         let i = (r - w.r0) as usize * cols + (c - w.c0) as usize;
         Ground { height: heights[i], normal: normals[i] }
     };
-    let computed: Vec<((u32, u32, u32, u32), Vec<PostSurface>)> = blocks
-        .par_iter()
-        .map(|&(c0, r0, c1, r1)| {
-            let block = se.grid_block(g, c0, r0, c1, r1);
-            let mut out = Vec::with_capacity(((c1 - c0 + 1) * (r1 - r0 + 1)) as usize);
-            if se.walks_rows() {
-                se.block_rows(&block, (c0, r0, c1, r1), ground, |_, row: &[SurfaceResult]| out.extend(row.iter().map(PostSurface::of)));
-            } else {
-                for r in r0..=r1 {
-                    for c in c0..=c1 {
-                        out.push(PostSurface::of(&se.at_grid_post(&block, c, r, ground(c, r))));
-                    }
+    let compute = |&(c0, r0, c1, r1): &(u32, u32, u32, u32)| {
+        let block = se.grid_block(g, c0, r0, c1, r1);
+        let mut out = Vec::with_capacity(((c1 - c0 + 1) * (r1 - r0 + 1)) as usize);
+        if se.walks_rows() {
+            se.block_rows(&block, (c0, r0, c1, r1), ground, |_, row: &[SurfaceResult]| out.extend(row.iter().map(PostSurface::of)));
+        } else {
+            for r in r0..=r1 {
+                for c in c0..=c1 {
+                    out.push(PostSurface::of(&se.at_grid_post(&block, c, r, ground(c, r))));
                 }
             }
-            ((c0, r0, c1, r1), out)
-        })
-        .collect();
+        }
+        ((c0, r0, c1, r1), out)
+    };
     let mut results = vec![PostSurface::default(); cols * w.rows as usize];
-    for ((c0, r0, c1, r1), block) in computed {
-        let bw = (c1 - c0 + 1) as usize;
-        for r in r0..=r1 {
-            let at = (r - w.r0) as usize * cols + (c0 - w.c0) as usize;
-            let src = (r - r0) as usize * bw;
-            results[at..at + bw].copy_from_slice(&block[src..src + bw]);
+    // Four rows of blocks at a time, each group's blocks in parallel: the blocks' results wait
+    // for their copy a group at a time, not the whole window's at once.
+    let per_row = (w.c0 - w.c0 % BLOCK..c_end).step_by(BLOCK as usize).count();
+    for group in blocks.chunks(per_row * 4) {
+        let computed: Vec<_> = group.par_iter().map(compute).collect();
+        for ((c0, r0, c1, r1), block) in computed {
+            let bw = (c1 - c0 + 1) as usize;
+            for r in r0..=r1 {
+                let at = (r - w.r0) as usize * cols + (c0 - w.c0) as usize;
+                let src = (r - r0) as usize * bw;
+                results[at..at + bw].copy_from_slice(&block[src..src + bw]);
+            }
         }
     }
     results

@@ -19,7 +19,7 @@ import json
 import operator
 import os
 import threading
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -37,7 +37,7 @@ _TERRAINS_LOCK = threading.Lock()
 _LOADING: Dict[tuple, threading.Lock] = {}
 
 
-def _terrain(path: str, data_root: Optional[str], roads: bool, bitmap_gain: bool, missing_bitmaps: str):
+def _terrain(path: str, data_root: Optional[str], roads: bool, bitmap_gain: bool, missing_bitmaps: Literal["error", "zero"]):
     """The terrain of these options, loaded once per process (threads wait for the first)."""
     key = (path, data_root, roads, bitmap_gain, missing_bitmaps)
     with _TERRAINS_LOCK:
@@ -164,7 +164,7 @@ def open_dataset(
     chunks: Union[Mapping[str, int], int, Tuple[int, int], None] = None,
     roads: bool = False,
     bitmap_gain: bool = True,
-    missing_bitmaps: str = "error",
+    missing_bitmaps: Literal["error", "zero"] = "error",
 ):
     """A terrain bake as a lazy ``xarray.Dataset`` backed by Dask.
 
@@ -209,7 +209,7 @@ def open_dataset(
     window_name = f"trnbake-window-{token}"
     ystarts = np.cumsum((0,) + ychunks[:-1])
     xstarts = np.cumsum((0,) + xchunks[:-1])
-    windows = {}
+    windows: Dict[Any, Any] = {}
     for i, (y0, ny) in enumerate(zip(ystarts, ychunks)):
         for j, (x0, nx) in enumerate(zip(xstarts, xchunks)):
             # y counts rows from the north, the grid from the south.
@@ -225,12 +225,15 @@ def open_dataset(
     coords: Dict[str, Any] = {"y": ("y", ys, {"long_name": "z north (world metres, post centres)", "units": "m"}),
                               "x": ("x", xs, {"long_name": "x east (world metres, post centres)", "units": "m"}),
                               "spatial_ref": spatial_ref}
-    channel_coords = {"component": ["x", "y", "z"], "rgb": ["r", "g", "b"], "shader_family": np.asarray(splat_families, dtype=np.int32)}
+    channel_coords: Dict[str, Any] = {"component": ["x", "y", "z"], "rgb": ["r", "g", "b"], "shader_family": np.asarray(splat_families, dtype=np.int32)}
 
     data_vars = {}
     for name in arrays:
         d = _describe(name)
         ch = d.get("channels")
+        dsk: Dict[Any, Any]
+        shape_chunks: Tuple[Tuple[int, ...], ...]
+        dims: Tuple[str, ...]
         layer = f"trnbake-{name.replace('_', '-')}-{token}"
         if ch:
             k = len(channel_coords[ch])
@@ -242,7 +245,8 @@ def open_dataset(
             dsk = {(layer, i, j): (operator.getitem, (window_name, i, j), name) for i in range(len(ychunks)) for j in range(len(xchunks))}
             shape_chunks = (ychunks, xchunks)
             dims = ("y", "x")
-        hlg = HighLevelGraph({window_name: windows, layer: dsk}, {window_name: set(), layer: {window_name}})
+        layers: Dict[str, Any] = {window_name: windows, layer: dsk}
+        hlg = HighLevelGraph(layers, {window_name: set(), layer: {window_name}})
         arr = da.Array(hlg, layer, shape_chunks, dtype=d["dtype"], meta=np.empty((0,) * len(shape_chunks), dtype=d["dtype"]))
         attrs = dict(d["attrs"])
         attrs["grid_mapping"] = "spatial_ref"

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, f
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Terrain", "Bake", "MAP_NAMES", "MAP_ARRAYS", "__version__"]
+__all__ = ["Terrain", "Bake", "MAP_NAMES", "MAP_ARRAYS", "__version__", "_grid", "_default_maps", "_legends", "_window"]
 
 __version__: str
 
