@@ -131,38 +131,31 @@ pub fn run_window(inp: &WindowInputs) -> Result<Vec<MapArray>, String> {
     };
     let half_width = inp.heights.plan.half_width;
     let normals = padded.as_ref().map(|p| window_normals(&g, w, p, half_width, inp.normals));
-    let results = if need_surface {
+    // The surface arrays are filled as the blocks of the surface passes finish, so the
+    // per-post results never exist for the whole window at once.
+    let mut sinks: Vec<SurfaceSink> = inp.arrays.iter().filter_map(|a| SurfaceSink::new(a, n, inp.splat_families.len())).collect();
+    if need_surface {
         let se = inp.surface.ok_or("the surface maps need the surface evaluator")?;
-        Some(window_results(&g, w, &heights, normals.as_ref().expect("normals are computed with the surface"), se))
-    } else {
-        None
-    };
+        let nm = normals.as_ref().expect("normals are computed with the surface");
+        window_results(&g, w, &heights, nm, se, |r, c0, posts| {
+            let north_row = rows - 1 - (r - w.r0) as usize;
+            let at = north_row * cols + (c0 - w.c0) as usize;
+            for sink in &mut sinks {
+                sink.write(at, n, posts, inp.splat_families);
+            }
+        });
+    }
 
     let plane = |name: &str, samples: Samples| MapArray { name: name.into(), shape: vec![rows, cols], samples };
     let planes = |name: &str, k: usize, samples: Samples| MapArray { name: name.into(), shape: vec![k, rows, cols], samples };
     let mut out = Vec::new();
     for name in inp.arrays {
-        let res = results.as_deref();
-        let res = || res.expect("surface results");
         let a = match name.as_str() {
             "height" => plane(name, Samples::F32(plane_of(rows, cols, |i| heights[i]))),
             "normals" => {
                 let nm = normals.as_ref().expect("normals");
                 planes(name, 3, Samples::F32(channels_of(3, rows, cols, |i, o| o.copy_from_slice(&nm[i]))))
             }
-            "shader_id" => plane(name, Samples::I32(plane_of(rows, cols, |i| res()[i].shader.max(0)))),
-            "splat_weights" => {
-                let k = inp.splat_families.len();
-                planes(name, k, Samples::F32(channels_of(k, rows, cols, |i, o| o.copy_from_slice(&crate::bake::splat_weights(&res()[i], inp.splat_families)))))
-            }
-            "env_id" => plane(name, Samples::I32(plane_of(rows, cols, |i| res()[i].environment.max(0)))),
-            "color" => planes(
-                name,
-                3,
-                Samples::U8(channels_of(3, rows, cols, |i, o| o.copy_from_slice(&res()[i].color.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8)))),
-            ),
-            "exclude" => plane(name, Samples::Bool(plane_of(rows, cols, |i| res()[i].excluded))),
-            "passable" => plane(name, Samples::Bool(plane_of(rows, cols, |i| res()[i].passable.unwrap_or(1) != 0))),
             "water_height" | "water_mask" => {
                 let levels = water_levels(&g, w, inp.water.ok_or("the water maps need the water tables")?);
                 if name == "water_height" {
@@ -171,21 +164,96 @@ pub fn run_window(inp: &WindowInputs) -> Result<Vec<MapArray>, String> {
                     plane(name, Samples::Bool(plane_of(rows, cols, |i| levels[i].is_some_and(|l| heights[i] < l))))
                 }
             }
-            flora if flora.starts_with("flora_") => {
-                let class = FLORA_CLASSES.iter().position(|c| flora == format!("flora_{c}_id") || flora == format!("flora_{c}_density"));
-                let Some(class) = class else { return Err(format!("unknown array {flora:?}")) };
-                if flora.ends_with("_id") {
-                    plane(name, Samples::I32(plane_of(rows, cols, |i| res()[i].flora[class].0.max(0))))
-                } else {
-                    plane(name, Samples::F32(plane_of(rows, cols, |i| res()[i].flora[class].1)))
-                }
+            other => {
+                let Some(at) = sinks.iter().position(|s| s.name == *other) else { return Err(format!("unknown array {other:?}")) };
+                let sink = sinks.swap_remove(at);
+                MapArray { name: sink.name, shape: if sink.k == 1 { vec![rows, cols] } else { vec![sink.k, rows, cols] }, samples: sink.samples }
             }
-            other => return Err(format!("unknown array {other:?}")),
         };
         out.push(a);
     }
     debug_assert_eq!(n, rows * cols);
     Ok(out)
+}
+
+/// What a surface array takes from each post's [`PostSurface`].
+#[derive(Clone, Copy)]
+enum SurfaceKind {
+    Shader,
+    Splat,
+    Env,
+    Color,
+    Exclude,
+    Passable,
+    FloraId(usize),
+    FloraDensity(usize),
+}
+
+/// A surface array of the window being filled: `k` (rows, cols) planes, channel first,
+/// north row first.
+struct SurfaceSink {
+    name: String,
+    kind: SurfaceKind,
+    k: usize,
+    samples: Samples,
+}
+
+impl SurfaceSink {
+    /// The sink of array `name` over `n` posts, or `None` when it is not a surface array.
+    fn new(name: &str, n: usize, splat_channels: usize) -> Option<SurfaceSink> {
+        use SurfaceKind::*;
+        let flora = |suffix: &str| FLORA_CLASSES.iter().position(|c| name == format!("flora_{c}_{suffix}"));
+        let (kind, k) = match name {
+            "shader_id" => (Shader, 1),
+            "splat_weights" => (Splat, splat_channels),
+            "env_id" => (Env, 1),
+            "color" => (Color, 3),
+            "exclude" => (Exclude, 1),
+            "passable" => (Passable, 1),
+            _ => match (flora("id"), flora("density")) {
+                (Some(c), _) => (FloraId(c), 1),
+                (_, Some(c)) => (FloraDensity(c), 1),
+                _ => return None,
+            },
+        };
+        let samples = match kind {
+            Shader | Env | FloraId(_) => Samples::I32(vec![0; n]),
+            Splat | FloraDensity(_) => Samples::F32(vec![0.0; n * k]),
+            Color => Samples::U8(vec![0; n * 3]),
+            Exclude | Passable => Samples::Bool(vec![false; n]),
+        };
+        Some(SurfaceSink { name: name.into(), kind, k, samples })
+    }
+
+    /// Writes the values of consecutive posts of one row, the first at north-first index `at`
+    /// of the `n` posts of a plane; the values are those of the CLI's files (ids 0 where no
+    /// family applies).
+    fn write(&mut self, at: usize, n: usize, posts: &[PostSurface], splat_families: &[i32]) {
+        use SurfaceKind::*;
+        for (j, p) in posts.iter().enumerate() {
+            let i = at + j;
+            match (self.kind, &mut self.samples) {
+                (Shader, Samples::I32(v)) => v[i] = p.shader.max(0),
+                (Env, Samples::I32(v)) => v[i] = p.environment.max(0),
+                (FloraId(c), Samples::I32(v)) => v[i] = p.flora[c].0.max(0),
+                (FloraDensity(c), Samples::F32(v)) => v[i] = p.flora[c].1,
+                (Exclude, Samples::Bool(v)) => v[i] = p.excluded,
+                // As passable.png: a post without a passable rule is passable.
+                (Passable, Samples::Bool(v)) => v[i] = p.passable.unwrap_or(1) != 0,
+                (Color, Samples::U8(v)) => {
+                    for (ch, c) in p.color.iter().enumerate() {
+                        v[ch * n + i] = (c.clamp(0.0, 1.0) * 255.0).round() as u8;
+                    }
+                }
+                (Splat, Samples::F32(v)) => {
+                    for (ch, x) in crate::bake::splat_weights(p, splat_families).into_iter().enumerate() {
+                        v[ch * n + i] = x;
+                    }
+                }
+                _ => unreachable!("each kind has its sample type"),
+            }
+        }
+    }
 }
 
 /// A (rows, cols) plane, north row first, of `f(i)` at each post i of the window (row-major
@@ -285,9 +353,10 @@ fn window_normals(g: &Grid, w: Window, padded: &[f32], half_width: f32, method: 
     out
 }
 
-/// Both surface passes at every post of the window (row-major from the south), in the grid's
-/// 128² blocks clipped to the window, in parallel (`band_results` on a window).
-fn window_results(g: &Grid, w: Window, heights: &[f32], normals: &[[f32; 3]], se: &SurfaceEvaluator) -> Vec<PostSurface> {
+/// Both surface passes at every post of the window, in the grid's 128² blocks clipped to the
+/// window, in parallel (`band_results` on a window): `each(row, c0, posts)` gets the results
+/// of grid row `row` from grid column `c0`, a block's width at a time.
+fn window_results(g: &Grid, w: Window, heights: &[f32], normals: &[[f32; 3]], se: &SurfaceEvaluator, mut each: impl FnMut(u32, u32, &[PostSurface])) {
     let cols = w.cols as usize;
     let (c_end, r_end) = (w.c0 + w.cols, w.r0 + w.rows);
     let blocks: Vec<(u32, u32, u32, u32)> = (w.r0 - w.r0 % BLOCK..r_end)
@@ -316,7 +385,6 @@ fn window_results(g: &Grid, w: Window, heights: &[f32], normals: &[[f32; 3]], se
         }
         ((c0, r0, c1, r1), out)
     };
-    let mut results = vec![PostSurface::default(); cols * w.rows as usize];
     // Four rows of blocks at a time, each group's blocks in parallel: the blocks' results wait
     // for their copy a group at a time, not the whole window's at once.
     let per_row = (w.c0 - w.c0 % BLOCK..c_end).step_by(BLOCK as usize).count();
@@ -325,13 +393,11 @@ fn window_results(g: &Grid, w: Window, heights: &[f32], normals: &[[f32; 3]], se
         for ((c0, r0, c1, r1), block) in computed {
             let bw = (c1 - c0 + 1) as usize;
             for r in r0..=r1 {
-                let at = (r - w.r0) as usize * cols + (c0 - w.c0) as usize;
                 let src = (r - r0) as usize * bw;
-                results[at..at + bw].copy_from_slice(&block[src..src + bw]);
+                each(r, c0, &block[src..src + bw]);
             }
         }
     }
-    results
 }
 
 /// The water surface height at every post of the window, row-major from the south.
