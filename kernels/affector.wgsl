@@ -1,4 +1,4 @@
-// affector.wgsl — port of src/eval/affector.rs (swg-trn §5.7, §5.8, §5.12): height
+// affector.wgsl — port of crates/swg/src/eval/affector.rs (swg-trn §5.7, §5.8, §5.12): height
 // affectors. Same names, same f32 operation order.
 //
 // Uses the bindings `roads` (5), `points` (6), `road_segments` (7), `road_samples` (8),
@@ -57,7 +57,7 @@ fn height_terrace(h: f32, flat_ratio: f32, terrace_height: f32, t: f32) -> f32 {
 }
 
 /// The point of segment a→b nearest to (x, z): vec2(squared distance, parameter u ∈ [0, 1]).
-/// Port of `nearest_on_segment` in src/eval/affector.rs.
+/// Port of `nearest_on_segment` in crates/swg/src/eval/affector.rs.
 fn nearest_on_segment(ax: f32, az: f32, bx: f32, bz: f32, x: f32, z: f32) -> vec2<f32> {
     let ex = bx - ax;
     let ez = bz - az;
@@ -73,7 +73,7 @@ fn nearest_on_segment(ax: f32, az: f32, bx: f32, bz: f32, x: f32, z: f32) -> vec
 }
 
 /// Where a point lies relative to a road's control polyline (port of `RoadHit` in
-/// src/eval/affector.rs); `inside` is false where the CPU's `road_hit` returns `None`.
+/// crates/swg/src/eval/affector.rs); `inside` is false where the CPU's `road_hit` returns `None`.
 struct RoadHit {
     inside: bool,
     distance: f32,

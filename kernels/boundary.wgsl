@@ -1,4 +1,4 @@
-// boundary.wgsl — port of src/eval/boundary.rs (swg-trn §5.4): raw boundary influence
+// boundary.wgsl — port of crates/swg/src/eval/boundary.rs (swg-trn §5.4): raw boundary influence
 // before the feather function. Same names, same f32 operation order.
 //
 // Uses the binding `points` (6): polygon / polyline vertices (x, z).

@@ -1,4 +1,4 @@
-// feather.wgsl — port of src/eval/feather.rs (swg-trn §5.4, §5.5): `feather` and
+// feather.wgsl — port of crates/swg/src/eval/feather.rs (swg-trn §5.4, §5.5): `feather` and
 // `feathered_range`, same names, same f32 operation order.
 
 /// Feather function applied to a raw influence or filter value t (swg-trn §5.4).

@@ -1,5 +1,5 @@
-// filter.wgsl — port of src/eval/filter.rs (swg-trn §5.5, §5.6) and of
-// `Bitmap::sample_bilinear` / `Bitmap::pixel` in src/bitmap.rs. Same names, same f32
+// filter.wgsl — port of crates/swg/src/eval/filter.rs (swg-trn §5.5, §5.6) and of
+// `Bitmap::sample_bilinear` / `Bitmap::pixel` in crates/swg/src/model/bitmap.rs. Same names, same f32
 // operation order.
 //
 // Uses the bindings `fractals` (10), `bitmaps` (13) and `bitmap_words` (14): all bitmaps

@@ -1,7 +1,7 @@
 // height.wgsl — the height pass: bindings and the entry point `height_pass`, one f32 per post
 // of one tile, STRIP posts of a row per invocation over the strip walk (walk_strip.wgsl).
 //
-// Bindings (group 0; the order is fixed, src/gpu/records.rs names them in `binding`): 0 and
+// Bindings (group 0; the order is fixed, crates/gpu/src/records.rs names them in `binding`): 0 and
 // 17–18 here, 1–16 in plan_bindings.wgsl. Every storage buffer holds at least one element
 // (empty buffers cannot be bound); the kernel only indexes what the records and `params` say.
 
@@ -9,7 +9,7 @@
 @group(0) @binding(17) var<storage, read_write> heights: array<f32>;
 @group(0) @binding(18) var<storage, read> blocks: array<vec2<u32>>;
 
-/// Side in posts of the culling blocks (src/gpu/records.rs `HEIGHT_CULL_BLOCK`).
+/// Side in posts of the culling blocks (crates/gpu/src/records.rs `HEIGHT_CULL_BLOCK`).
 const HEIGHT_CULL_BLOCK: u32 = 128u;
 
 /// One invocation per strip of STRIP posts of a row of the tile [tile_c0, tile_c0 +
@@ -17,7 +17,7 @@ const HEIGHT_CULL_BLOCK: u32 = 128u;
 /// ceil(tile_cols / (8·STRIP)) × ceil(tile_rows / 8) workgroups.
 ///
 /// Post coordinates: x0 + f32(col)·spacing in f32, the same expression and order as the
-/// CPU's `Grid::post` (src/eval/mod.rs), so both evaluate the same points.
+/// CPU's `Grid::post` (crates/swg/src/grid.rs), so both evaluate the same points.
 @compute @workgroup_size(8, 8)
 fn height_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     keep_bits = params._pad;

@@ -1,4 +1,4 @@
-// noise.wgsl — line-by-line port of src/noise.rs (`fast_floor`, `noise2`, `Fractal::value`
+// noise.wgsl — line-by-line port of crates/swg/src/noise.rs (`fast_floor`, `noise2`, `Fractal::value`
 // as `fractal_value`), swg-trn §6.3–§6.5. Same f32 operation order, no fma.
 //
 // Uses the bindings `perm` (11) and `gradients` (12): each fractal family owns
@@ -8,7 +8,7 @@
 // bias/gain power is `pow_f32` (below), not WGSL's `pow`, so lavapipe reproduces the CPU bit
 // for bit. On other GPUs the usual caveats apply: fused a·b + c and flushed subnormals.
 
-/// ⌊x⌋ as src/noise.rs computes it (the truncation trick behind the |x| < 2^23 guard); NaN
+/// ⌊x⌋ as crates/swg/src/noise.rs computes it (the truncation trick behind the |x| < 2^23 guard); NaN
 /// and ±inf are returned unchanged. Exact like WGSL's `floor`, and kept as a port so that
 /// −0 gives +0 as in Rust (`floor(-0.0)` is −0) — unless the compiler turns f32(i32(x))
 /// into trunc(x) (NIR does, as an inexact rewrite), which only changes the sign of that
@@ -41,7 +41,7 @@ fn saturating_i32(f: f32) -> i32 {
     return 0i;
 }
 
-/// Lattice index `((fx as i32).wrapping_add(4096) & 255)` of src/noise.rs, in u32 (the
+/// Lattice index `((fx as i32).wrapping_add(4096) & 255)` of crates/swg/src/noise.rs, in u32 (the
 /// low 8 bits of a wrapping i32 add and of a wrapping u32 add are the same).
 fn lattice_index(fx: f32) -> u32 {
     return (bitcast<u32>(saturating_i32(fx)) + 4096u) & 255u;
@@ -52,7 +52,7 @@ fn s_curve(t: f32) -> f32 {
     return t * t * (3.0 - 2.0 * t);
 }
 
-/// Classic 2-D Perlin noise of src/noise.rs `noise2`, with the family's tables at
+/// Classic 2-D Perlin noise of crates/swg/src/noise.rs `noise2`, with the family's tables at
 /// `table_offset` in `perm` / `gradients`.
 fn noise2(table_offset: u32, x: f32, y: f32) -> f32 {
     let fx = fast_floor(x);
@@ -94,7 +94,7 @@ fn noise2(table_offset: u32, x: f32, y: f32) -> f32 {
 }
 
 /// x^y for x ≥ 0 from +, −, ×, ÷, floor and bit operations only: line-by-line port of
-/// `pow_f32` in src/noise.rs, so that CPU and GPU agree bit for bit (WGSL's `pow` and
+/// `pow_f32` in crates/swg/src/noise.rs, so that CPU and GPU agree bit for bit (WGSL's `pow` and
 /// libm's `powf` differ in the last bits). Float literals carry the `f` suffix so that naga
 /// rounds them straight to f32, as rustc does (an unsuffixed literal goes through f64).
 /// A GPU that flushes subnormals differs for subnormal x (the CPU renormalises it).
@@ -151,7 +151,7 @@ fn pow_f32(x: f32, y: f32) -> f32 {
     return p * bitcast<f32>(u32(i32(i) + 127i) << 23u);
 }
 
-/// F(x, z) in [0, 1] of swg-trn §6.4: port of `Fractal::value` in src/noise.rs. `norm`,
+/// F(x, z) in [0, 1] of swg-trn §6.4: port of `Fractal::value` in crates/swg/src/noise.rs. `norm`,
 /// `bias_exponent` and `gain_exponent` come precomputed from the CPU (no `ln` here).
 fn fractal_value(p: FractalRecord, x: f32, z: f32) -> f32 {
     let xx = x * p.frequency_x + p.offset_x;

@@ -1,7 +1,7 @@
-// normals.wgsl — port of src/surface/normals.rs (swg-trn §5.2 step 2, §5.1): the unit normal
+// normals.wgsl — port of crates/swg/src/surface/normals.rs (swg-trn §5.2 step 2, §5.1): the unit normal
 // at a post from the 3×3 heights around it. Same names, same f32 operation order.
 
-/// `NormalMethod` in src/surface/normals.rs.
+/// `NormalMethod` in crates/swg/src/surface/normals.rs.
 const NORMALS_FACES: u32 = 0u;
 const NORMALS_CENTRAL: u32 = 1u;
 

@@ -1,5 +1,5 @@
 // plan_bindings.wgsl — bindings 1–16, the plan and the tile's culled layer lists, declared
-// once for every module (src/gpu/records.rs `binding` names them; `plan_buffers` uploads
+// once for every module (crates/gpu/src/records.rs `binding` names them; `plan_buffers` uploads
 // 1–14 once per bake, 15–16 per tile). Each module declares its own `params` (binding 0) and
 // the bindings from 17 on.
 

@@ -1,4 +1,4 @@
-// records.wgsl — WGSL twins of the `#[repr(C)]` plan records in src/plan.rs, the dispatch
+// records.wgsl — WGSL twins of the `#[repr(C)]` plan records in crates/swg/src/plan/records.rs, the dispatch
 // parameters, and the plan constants.
 //
 // The kernel files are concatenated by build.rs in this order: records, noise, feather,
@@ -9,17 +9,17 @@
 // Layout rule: only 4-byte scalars and `array<T, N>` of them (alignment 4, stride 4), so the
 // WGSL storage layout is exactly Rust's `repr(C)` layout. No vec3, no vec4 members.
 
-// ---- Plan constants (src/plan.rs) ----------------------------------------------------
+// ---- Plan constants (crates/swg/src/plan/records.rs) ----------------------------------------------------
 
-/// Deepest layer nesting (keep in sync with `MAX_DEPTH` in src/plan.rs).
+/// Deepest layer nesting (keep in sync with `MAX_DEPTH` in crates/swg/src/plan/records.rs).
 const MAX_DEPTH: u32 = 32u;
-/// f32::MAX, also `UNBOUNDED` in src/plan.rs.
+/// f32::MAX, also `UNBOUNDED` in crates/swg/src/plan/records.rs.
 const F32_MAX: f32 = 0x1.fffffep+127f;
 const UNBOUNDED: f32 = 0x1.fffffep+127f;
 /// Bit pattern of +inf (used only to reproduce IEEE `x / 0` results without dividing).
 const F32_INF_BITS: u32 = 0x7f800000u;
 /// Entries per fractal family in the `perm` and `gradients` buffers
-/// (keep in sync with `PERLIN_TABLE_LEN` in src/noise.rs).
+/// (keep in sync with `PERLIN_TABLE_LEN` in crates/swg/src/noise.rs).
 const PERLIN_TABLE_LEN: u32 = 514u;
 
 const LAYER_INVERT_BOUNDARIES: u32 = 1u;
@@ -42,7 +42,7 @@ const AFFECTOR_HEIGHT_CONSTANT: u32 = 0u;
 const AFFECTOR_HEIGHT_FRACTAL: u32 = 1u;
 const AFFECTOR_HEIGHT_TERRACE: u32 = 2u;
 const AFFECTOR_ROAD: u32 = 3u;
-// Surface-pass affector kinds (src/plan.rs; plans from `BakePlan::for_pass`), applied by
+// Surface-pass affector kinds (crates/swg/src/plan/records.rs; plans from `BakePlan::for_pass`), applied by
 // kernels/surface.wgsl.
 const AFFECTOR_SHADER_CONSTANT: u32 = 10u;
 const AFFECTOR_SHADER_REPLACE: u32 = 11u;
@@ -57,7 +57,7 @@ const AFFECTOR_ROAD_SHADER: u32 = 22u;
 
 // ---- Records ---------------------------------------------------------------------------
 
-// keep in sync with LayerRecord in src/plan.rs
+// keep in sync with LayerRecord in crates/swg/src/plan/records.rs
 struct LayerRecord {
     subtree_end: u32,
     depth: u32,
@@ -74,7 +74,7 @@ struct LayerRecord {
     bounds: array<f32, 4>,
 }
 
-// keep in sync with BoundaryRecord in src/plan.rs
+// keep in sync with BoundaryRecord in crates/swg/src/plan/records.rs
 struct BoundaryRecord {
     kind: u32,
     feather_type: i32,
@@ -86,7 +86,7 @@ struct BoundaryRecord {
     bounds: array<f32, 4>,
 }
 
-// keep in sync with FilterRecord in src/plan.rs
+// keep in sync with FilterRecord in crates/swg/src/plan/records.rs
 struct FilterRecord {
     kind: u32,
     feather_type: i32,
@@ -98,7 +98,7 @@ struct FilterRecord {
     value: f32,
 }
 
-// keep in sync with AffectorRecord in src/plan.rs
+// keep in sync with AffectorRecord in crates/swg/src/plan/records.rs
 struct AffectorRecord {
     kind: u32,
     operation: i32,
@@ -109,7 +109,7 @@ struct AffectorRecord {
     _pad2: array<f32, 2>,
 }
 
-// keep in sync with RoadRecord in src/plan.rs
+// keep in sync with RoadRecord in crates/swg/src/plan/records.rs
 struct RoadRecord {
     point_start: u32,
     point_count: u32,
@@ -123,7 +123,7 @@ struct RoadRecord {
     _pad: array<u32, 3>,
 }
 
-// keep in sync with FractalRecord in src/plan.rs
+// keep in sync with FractalRecord in crates/swg/src/plan/records.rs
 struct FractalRecord {
     octaves: i32,
     combination_rule: i32,
@@ -142,7 +142,7 @@ struct FractalRecord {
     _pad: array<u32, 2>,
 }
 
-// keep in sync with BitmapRecord in src/plan.rs
+// keep in sync with BitmapRecord in crates/swg/src/plan/records.rs
 struct BitmapRecord {
     width: u32,
     height: u32,
@@ -150,7 +150,7 @@ struct BitmapRecord {
     _pad: u32,
 }
 
-// keep in sync with TileLayer in src/plan.rs
+// keep in sync with TileLayer in crates/swg/src/plan/records.rs
 struct TileLayer {
     layer: u32,
     skip_to: u32,
@@ -158,11 +158,11 @@ struct TileLayer {
     boundary_count: u32,
 }
 
-// TileList (src/plan.rs) has no struct twin: its two Vecs are the `tile_layers` and
+// TileList (crates/swg/src/plan/mod.rs) has no struct twin: its two Vecs are the `tile_layers` and
 // `tile_boundaries` bindings; the height pass's `blocks` (binding 18) says which entries
 // each HEIGHT_CULL_BLOCK² block of the tile walks.
 
-// keep in sync with GpuParams in src/gpu/records.rs
+// keep in sync with GpuParams in crates/gpu/src/records.rs
 struct Params {
     x0: f32,
     z0: f32,

@@ -1,6 +1,6 @@
 // surface.wgsl — the surface passes (swg-trn §5.2 steps 2–4): bindings, the per-post state
 // and the entry points `normals_pass`, `shader_pass` and `later_pass`. Port of
-// src/surface/mod.rs (`ShaderPass`, `LaterPass`, `ShaderResult::over`, `FloraStack`,
+// crates/swg/src/surface/mod.rs (`ShaderPass`, `LaterPass`, `ShaderResult::over`, `FloraStack`,
 // `clamp_weight`, `surface_filter_value`) over the shared walk (walk.wgsl). Same names where
 // the CPU has a function, same f32 operation order.
 //
@@ -8,12 +8,12 @@
 // pass walk their own pruned plans (`BakePlan::for_pass`), bound in turn at bindings 1–17;
 // the later pass starts from the shader pass's result in `surface`.
 
-/// Most shader contributions kept per post (`SPLAT_LAYERS` in src/surface/mod.rs).
+/// Most shader contributions kept per post (`SPLAT_LAYERS` in crates/swg/src/surface/mod.rs).
 const SPLAT_LAYERS: u32 = 4u;
 /// Deepest flora stack per class the kernel holds. The host checks each block's bound (the
 /// number of flora adds on its culled layer list) and keeps the bake on the CPU beyond it.
 const FLORA_STACK_DEPTH: u32 = 24u;
-/// `FeatherClamp` (src/surface/mod.rs).
+/// `FeatherClamp` (crates/swg/src/surface/mod.rs).
 const FEATHER_CLAMP_IGNORE: u32 = 0u;
 const FEATHER_CLAMP_THRESHOLD: u32 = 1u;
 const FEATHER_CLAMP_WEIGHT: u32 = 2u;
@@ -24,11 +24,11 @@ const FLORA_ADD: i32 = 1i;
 const FLORA_REMOVE_ALL: i32 = 2i;
 /// `PostRecord::passable` where no APAS applied.
 const PASSABLE_NONE: i32 = -1i;
-/// `SurfaceWalk` (src/surface/mod.rs): the GPU computes `separate` and `tree`.
+/// `SurfaceWalk` (crates/swg/src/surface/mod.rs): the GPU computes `separate` and `tree`.
 const WALK_SEPARATE: u32 = 0u;
 const WALK_TREE: u32 = 1u;
 
-// keep in sync with GpuSurfaceParams in src/gpu/surface.rs
+// keep in sync with GpuSurfaceParams in crates/gpu/src/surface_pass.rs
 struct SurfaceParams {
     x0: f32,
     z0: f32,
@@ -60,7 +60,7 @@ struct SurfaceParams {
     slope_layers: u32,
 }
 
-// keep in sync with GpuPostRecord in src/gpu/surface.rs
+// keep in sync with GpuPostRecord in crates/gpu/src/surface_pass.rs
 struct PostRecord {
     shader: i32,
     splat_family: array<i32, 4>,
@@ -396,7 +396,7 @@ fn apply_surface_affector(a: AffectorRecord, t: f32, x: f32, z: f32) {
 // act) at every post of the tile and its 1-post apron and records, for each FSLP layer of
 // the plan (slot k = the layer's `slope_rank` − 1), the height when the walk first reached a
 // layer at or after it: the height before that layer acts (`HeightTrace::before` in
-// src/surface/mod.rs). The tree walk's FSLP then reads its 3×3 neighbourhood from
+// crates/swg/src/surface/mod.rs). The tree walk's FSLP then reads its 3×3 neighbourhood from
 // `slope_heights` instead of walking its neighbours inside its own walk.
 
 /// Slot-major: slot k of apron post (col, row) is at k · apron_posts + row · (tile_cols + 2)

@@ -1,4 +1,4 @@
-// walk.wgsl — the layer walk of swg-trn §5.3 (port of `walk_point` in src/eval/mod.rs),
+// walk.wgsl — the layer walk of swg-trn §5.3 (port of `walk_point` in crates/swg/src/eval/walk.rs),
 // shared by the height pass (height.wgsl) and the surface passes (surface.wgsl). WGSL has no
 // generics: each pass's module defines the two hooks the CPU's `PassState` trait names, over
 // its own `var<private>` state:
@@ -12,7 +12,7 @@
 // `affectors`, `tile_layers` and `tile_boundaries`.
 
 /// The layer the walk is at (plan index), for hooks that need it (the surface pass's
-/// FSLP under `SlopeHeight::Tree`; `TreeWalk::layer` in src/surface/mod.rs).
+/// FSLP under `SlopeHeight::Tree`; `TreeWalk::layer` in crates/swg/src/surface/mod.rs).
 var<private> walk_layer: u32;
 
 /// Walk the culled layer list `tile_layers[start .. end]` at (x, z) (swg-trn §5.3). The

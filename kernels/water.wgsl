@@ -1,5 +1,5 @@
 // water.wgsl — the water tables (swg-trn §5.11, §5.12 [?]): entry point `water_pass`, a port
-// of `WaterTables::height_at` and `WaterLine::height_at` in src/water.rs. Same f32 operation
+// of `WaterTables::height_at` and `WaterLine::height_at` in crates/swg/src/water.rs. Same f32 operation
 // order; the boundaries reuse `boundary_influence` (boundary.wgsl) over the bindings
 // `boundaries` (2, the local water boundaries) and `points` (6, their polygon vertices), the
 // lines `nearest_on_segment` (affector.wgsl). Post positions come from `params` (binding 0,
@@ -8,7 +8,7 @@
 // Highest wins: the global table, then every local table whose boundary covers the post,
 // then every line within half its width, each folded in with Rust's `f32::max` (`rmax`).
 
-// keep in sync with GpuWaterParams in src/gpu/water.rs
+// keep in sync with GpuWaterParams in crates/gpu/src/water_pass.rs
 struct WaterParams {
     /// The global water table's height, when `has_global` is 1.
     global_height: f32,
@@ -18,14 +18,14 @@ struct WaterParams {
     line_count: u32,
 }
 
-// keep in sync with GpuLocalWater in src/gpu/water.rs (one per `boundaries` entry)
+// keep in sync with GpuLocalWater in crates/gpu/src/water_pass.rs (one per `boundaries` entry)
 struct LocalWaterRecord {
     height: f32,
     /// 0 water, 1 lava.
     water_type: i32,
 }
 
-// keep in sync with GpuWaterLine in src/gpu/water.rs
+// keep in sync with GpuWaterLine in crates/gpu/src/water_pass.rs
 struct WaterLineRecord {
     /// First vertex in `water_line_points` (3 f32 a vertex: x, z, surface height) and count.
     point_start: u32,
@@ -37,7 +37,7 @@ struct WaterLineRecord {
     bounds: array<f32, 4>,
 }
 
-// keep in sync with GpuWaterPost in src/gpu/water.rs
+// keep in sync with GpuWaterPost in crates/gpu/src/water_pass.rs
 struct WaterPost {
     /// The water surface height; meaningful only where `covered` is 1.
     height: f32,

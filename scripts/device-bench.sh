@@ -23,7 +23,7 @@ fi
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 BIN=target/release/trnbake
 TRN="${TRN:-.devdata/terrain/tatooine.trn}"
-# The data root the .trn's bitmaps resolve against (spec/swg-trn.md §2.4: terrain/NAME.tga).
+# The data root the .trn's bitmaps resolve against (docs/src/spec/swg-trn.md §2.4: terrain/NAME.tga).
 DATA="${DATA:-.devdata}"
 # Everything printed goes to $OUT/log.txt as well; the device tool returns at most 8 files, so
 # the JSON of the planet variants shares one file.

@@ -3,8 +3,9 @@
 # munge when missing, starts a one-node cluster on this machine (munged, slurmctld and slurmd
 # on localhost, everything under a temp folder), submits the bake as a job array
 # (`sbatch --array`, each task `trnbake bake --shard auto`) and the merge as a job that waits
-# for it (`--dependency=afterok`), then checks that the merged outputs equal an unsharded bake
-# byte for byte, and stops the daemons.
+# for it (`--dependency=afterok`), then checks that every merged output (every map the terrain
+# feeds: heights, normals, splat, flora, water, ..., preview) equals an unsharded bake byte for
+# byte, and stops the daemons.
 #
 #   scripts/slurm-test.sh                 # 4 tasks over an 8 km Tatooine region at 2 m
 #   TASKS=8 scripts/slurm-test.sh
@@ -23,7 +24,8 @@ else
   echo "note: ../shared/data/swg/terrain/tatooine.trn is missing; baking the built-in demo terrain"
   INPUT=(--spacing 4)
 fi
-BAKE=(bake "${INPUT[@]}" --backend cpu --tile 256 --maps height)
+BAKE=(bake "${INPUT[@]}" --data-root ../shared/data/swg --backend cpu --tile 256)
+[ -f ../shared/data/swg/terrain/tatooine.trn ] || BAKE=(bake "${INPUT[@]}" --backend cpu --tile 256)
 
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
   export DEBIAN_FRONTEND=noninteractive
@@ -130,9 +132,25 @@ echo "--- merge:"; grep -h '^merged' "$W/log/merge.log" || cat "$W/log/merge.log
 [ "$(state "$MERGE")" = "COMPLETED " ] || { echo "FAIL: the merge job did not complete"; exit 1; }
 
 # The unsharded bake, outside Slurm, and the comparison.
+t2=$(date +%s.%N)
 "$BIN" "${BAKE[@]}" -o "$W/out/single" 2>&1 | grep '^baked'
-for f in height.tif height.png height.pgw; do
-  cmp "$W/out/single/$f" "$W/out/merged/$f"
-  echo "identical: $f ($(stat -c %s "$W/out/merged/$f") bytes, sha256 $(sha256sum "$W/out/merged/$f" | cut -c1-16)…)"
+t3=$(date +%s.%N)
+echo "unsharded bake outside Slurm: $(awk "BEGIN { printf \"%.1f\", $t3 - $t2 }") s"
+n=0
+for p in "$W"/out/single/*; do
+  f=$(basename "$p")
+  case "$f" in manifest.json) continue ;; esac
+  cmp "$p" "$W/out/merged/$f"
+  n=$((n + 1))
 done
-echo "PASS: the merge of $TASKS Slurm array tasks equals the unsharded bake byte for byte"
+# The manifests agree but for their timings.
+python3 - "$W/out/single/manifest.json" "$W/out/merged/manifest.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+for m in (a, b):
+    m.pop("timing")
+assert a == b, "the manifests differ beyond their timings"
+PY
+[ "$(ls "$W/out/merged" | wc -l)" = "$(ls "$W/out/single" | wc -l)" ] || { echo "FAIL: the merged folder has other files"; exit 1; }
+echo "identical: $n files ($(ls "$W/out/merged" | grep -v manifest | tr '\n' ' '))"
+echo "PASS: the merge of $TASKS Slurm array tasks equals the unsharded bake byte for byte, every map"

@@ -1,6 +1,7 @@
 //! What each subcommand does: validated arguments in, library calls, output out.
 
 use crate::cli::{Cli, Command, HeightArgs, MissingBitmaps, OnOff};
+use crate::parse::{parse_pair, parse_point, parse_region, positive_metres};
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::Path;
@@ -50,10 +51,18 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Bake(args) => bake(&args, cli.quiet),
         Command::Merge { output, shards, export } => {
-            let choice = export_choice(&export)?;
-            let r = trnbake_bake::merge(&output, &shards, &choice, cli.quiet)?;
+            // The shards' own outputs unless an export flag is given.
+            let given = export.format.is_some()
+                || export.preset.is_some()
+                || export.size.is_some()
+                || export.tiles.is_some()
+                || export.cog
+                || export.compress != trnbake_raster::writers::geotiff::Compression::Deflate;
+            let choice = if given { Some(export_choice(&export)?) } else { None };
+            let r = trnbake_bake::merge(&output, &shards, choice.as_ref(), cli.quiet)?;
             if !cli.quiet {
-                eprintln!("merged {} posts into {} ({} files)", r.posts, output.display(), r.outputs.len());
+                let files = r.outputs.len();
+                eprintln!("merged {} posts into {} ({files} file{})", r.posts, output.display(), if files == 1 { "" } else { "s" });
             }
             Ok(())
         }
@@ -155,14 +164,6 @@ pub fn height_evaluator(t: &Terrain, args: &HeightArgs, file: Option<&Path>) -> 
         tracing::warn!("{w}");
     }
     Ok(e)
-}
-
-/// Parse `x,z` (surrounding spaces allowed).
-fn parse_point(s: &str) -> Option<(f32, f32)> {
-    let (x, z) = s.split_once(',')?;
-    let x: f32 = x.trim().parse().ok()?;
-    let z: f32 = z.trim().parse().ok()?;
-    (x.is_finite() && z.is_finite()).then_some((x, z))
 }
 
 fn sample(file: Option<&Path>, points: Option<&Path>, at: Option<&str>, args: &HeightArgs) -> Result<()> {
@@ -344,7 +345,7 @@ fn fidelity_explain(
     trnbake_raster::fsutil::write_atomic(&csv, trnbake_swg::fidelity::explain_csv(&ex).as_bytes()).with_context(|| format!("writing {}", csv.display()))?;
     let png = out_dir.join("misses.png");
     let (w, h, rgb) = trnbake_swg::fidelity::explain_picture(&t, &ex);
-    trnbake_bake::surface_maps::write_png8(&png, w, h, 3, &rgb).with_context(|| format!("writing {}", png.display()))?;
+    trnbake_raster::writers::png8::write_png8_south_first(&png, w, h, 3, &rgb).with_context(|| format!("writing {}", png.display()))?;
     let r = &ex.report;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", file.display())?;
@@ -372,43 +373,15 @@ fn fidelity_explain(
     Ok(())
 }
 
-/// `value` of `flag` when it is a positive, finite number of metres.
-pub fn positive_metres(flag: &str, value: f64) -> Result<f64> {
-    if !(value.is_finite() && value > 0.0) {
-        bail!("{flag} {value}: must be a positive number of metres");
-    }
-    Ok(value)
-}
-
-/// Parse `X0,Z0,X1,Z1`.
-fn parse_region(s: &str) -> Result<[f64; 4]> {
-    let v: Vec<f64> = s
-        .split(',')
-        .map(|p| p.trim().parse::<f64>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| anyhow::anyhow!("--region `{s}` is not four numbers X0,Z0,X1,Z1"))?;
-    if v.len() != 4 || v.iter().any(|x| !x.is_finite()) {
-        bail!("--region `{s}` is not four numbers X0,Z0,X1,Z1");
-    }
-    if v[2] < v[0] || v[3] < v[1] {
-        bail!("--region `{s}`: X1 must be ≥ X0 and Z1 ≥ Z0");
-    }
-    Ok([v[0], v[1], v[2], v[3]])
-}
-
 /// Turn `bake` arguments into a validated pipeline (the flags' own checks here, with their
 /// names; everything else is the library's).
 pub fn bake_pipeline(args: &crate::cli::BakeArgs, quiet: bool) -> Result<trnbake_bake::Pipeline> {
-    use trnbake_bake::surface_maps::MAP_NAMES;
     let mut request = match &args.file {
         Some(p) => trnbake_bake::BakeRequest::from_file(p, &args.output)?,
         None => trnbake_bake::BakeRequest::demo(&args.output),
     };
     if args.tile == Some(0) {
         bail!("--tile must be at least 1");
-    }
-    if let Some(m) = args.maps.iter().find(|m| *m != "auto" && *m != "height" && !MAP_NAMES.contains(&m.as_str())) {
-        bail!("unknown map `{m}` in --maps (auto, {})", MAP_NAMES.join(", "));
     }
     request.region = args.region.as_deref().map(parse_region).transpose()?;
     request.spacing = args.spacing.map(|s| positive_metres("--spacing", s)).transpose()?;
@@ -465,16 +438,6 @@ pub fn export_choice(args: &crate::cli::ExportArgs) -> Result<trnbake_raster::wr
         ..Default::default()
     };
     Ok(ExportChoice { formats, preset: args.preset, size: args.size, tiles: args.tiles, tiff })
-}
-
-/// Parse `A,B` (two finite numbers) for `--origin`/`--height-range`.
-fn parse_pair(s: &str, what: &str) -> Result<(f64, f64)> {
-    let v: Vec<f64> =
-        s.split(',').map(|p| p.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| anyhow::anyhow!("{what} `{s}` is not two numbers A,B"))?;
-    match v[..] {
-        [a, b] if a.is_finite() && b.is_finite() => Ok((a, b)),
-        _ => bail!("{what} `{s}` is not two numbers A,B"),
-    }
 }
 
 fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {

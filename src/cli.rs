@@ -384,11 +384,12 @@ pub struct BakeArgs {
     /// CLOUD_RUN_TASK_COUNT), or JOB_COMPLETION_INDEX (Kubernetes; give N as `auto/N`).
     #[arg(long, value_name = "K/N|auto[/N]")]
     pub shard: Option<trnbake_bake::shard::ShardChoice>,
-    /// Maps to bake, comma-separated: height, normals, splat, flora, water, env, color,
-    /// exclude, smap, preview, or `auto` (height plus every map the file feeds, and the
-    /// preview). Maps other than height are not written by sharded bakes.
+    /// Maps to bake, comma-separated: height, normals, splat, flora, flora_families, scatter,
+    /// water, env, color, exclude, smap, preview, or `auto` (height plus every map the file
+    /// feeds, and the preview); `auto,scatter` adds to the defaults. A sharded bake computes
+    /// its share of every map; `merge` writes them.
     #[arg(long, value_delimiter = ',', default_value = "auto")]
-    pub maps: Vec<String>,
+    pub maps: Vec<trnbake_bake::MapRequest>,
     /// Flora maps (flora, flora_families, scatter) from the mean over N×N sub-posts of each
     /// post's square (exact heights, normals at the sub-spacing; on the CPU), instead of the
     /// post alone. Coarse maps need it: at 16 m, N = 8 (sub-posts 2 m apart) agrees with

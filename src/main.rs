@@ -5,6 +5,7 @@ mod app;
 mod bench;
 mod cli;
 mod nwn2_cmd;
+mod parse;
 mod scs_cmd;
 
 use clap::Parser;

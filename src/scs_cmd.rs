@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 
+use crate::parse::{parse_list, positive_metres};
 use trnbake_raster::Grid;
 use trnbake_scs::export::{export_map, ExportOptions};
 use trnbake_scs::token::Token;
@@ -184,18 +185,6 @@ fn check(path: &Path, json: bool, quiet: bool) -> Result<()> {
     Ok(())
 }
 
-fn parse_list(s: &str, n: usize, what: &str) -> Result<Vec<f64>> {
-    let v: Vec<f64> = s
-        .split(',')
-        .map(|p| p.trim().parse::<f64>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| anyhow::anyhow!("{what} `{s}` is not {n} comma-separated numbers"))?;
-    if v.len() != n || v.iter().any(|x| !x.is_finite()) {
-        bail!("{what} `{s}` is not {n} comma-separated numbers");
-    }
-    Ok(v)
-}
-
 /// Heights of the export's input on its region: (grid, heights, citation).
 fn load_input(a: &ExportArgs) -> Result<(Grid, Vec<f32>, Option<String>)> {
     let region = a.region.as_deref().map(|r| parse_list(r, 4, "--region")).transpose()?;
@@ -322,7 +311,7 @@ fn export(a: &ExportArgs, quiet: bool) -> Result<()> {
 
 fn rasterize(mbd: &Path, out: &Path, spacing: Option<f64>, quiet: bool) -> Result<()> {
     if let Some(s) = spacing {
-        crate::app::positive_metres("--spacing", s)?;
+        positive_metres("--spacing", s)?;
     }
     let r = trnbake_scs::raster::rasterize(mbd, spacing)?;
     trnbake_raster::write_geotiff_f32(out, &r.grid, &r.heights, &r.citation).with_context(|| format!("writing {}", out.display()))?;

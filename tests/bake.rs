@@ -3,18 +3,10 @@
 
 mod common;
 
+use common::{tmp_path, trnbake};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn trnbake() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_trnbake"))
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("trnbake-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
 
 fn bake(out: &Path, extra: &[&str]) {
     let mut c = trnbake();
@@ -25,7 +17,7 @@ fn bake(out: &Path, extra: &[&str]) {
 
 #[test]
 fn demo_bake_writes_outputs_and_manifest() {
-    let out = tmp("plain");
+    let out = tmp_path("plain");
     bake(&out, &[]);
     for f in ["height.tif", "height.png", "height.pgw", "manifest.json"] {
         assert!(out.join(f).is_file(), "{f} missing");
@@ -43,7 +35,7 @@ fn demo_bake_writes_outputs_and_manifest() {
 
 #[test]
 fn shards_merge_to_the_single_bake() {
-    let (single, s1, s2, merged) = (tmp("single"), tmp("s1"), tmp("s2"), tmp("merged"));
+    let (single, s1, s2, merged) = (tmp_path("single"), tmp_path("s1"), tmp_path("s2"), tmp_path("merged"));
     bake(&single, &[]);
     bake(&s1, &["--shard", "1/2"]);
     bake(&s2, &["--shard", "2/2"]);
@@ -53,7 +45,7 @@ fn shards_merge_to_the_single_bake() {
         assert_eq!(std::fs::read(single.join(f)).unwrap(), std::fs::read(merged.join(f)).unwrap(), "{f} differs");
     }
     // One shard alone cannot be merged.
-    let o = trnbake().args(["merge", "-q", "-o"]).arg(tmp("partial")).arg(&s1).output().unwrap();
+    let o = trnbake().args(["merge", "-q", "-o"]).arg(tmp_path("partial")).arg(&s1).output().unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing"), "{}", String::from_utf8_lossy(&o.stderr));
     for d in [single, s1, s2, merged] {
@@ -63,7 +55,7 @@ fn shards_merge_to_the_single_bake() {
 
 #[test]
 fn killed_bake_resumes_from_checkpoints() {
-    let (fresh, killed) = (tmp("fresh"), tmp("killed"));
+    let (fresh, killed) = (tmp_path("fresh"), tmp_path("killed"));
     bake(&fresh, &[]);
     // Half the tiles done: what a bake killed midway leaves (a finished shard 1/2 whose
     // state is turned back into the unsharded bake's).
@@ -87,7 +79,7 @@ fn killed_bake_resumes_from_checkpoints() {
 #[test]
 fn outputs_from_checkpoints_equal_sampled_heights() {
     use std::io::Write;
-    let out = tmp("assembled");
+    let out = tmp_path("assembled");
     bake(&out, &["--format", "r32"]);
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(m["outputs"][0]["row_order"], "north_first");
@@ -119,7 +111,7 @@ fn outputs_from_checkpoints_equal_sampled_heights() {
 /// `bake --preset unity --tiles 2`: engine tiles straight from the bake, settings in the manifest.
 #[test]
 fn preset_tiles_from_a_bake() {
-    let out = tmp("unity");
+    let out = tmp_path("unity");
     bake(&out, &["--preset", "unity", "--tiles", "2"]);
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     let names: Vec<&str> = m["outputs"].as_array().unwrap().iter().map(|o| o["path"].as_str().unwrap()).collect();
@@ -177,7 +169,7 @@ fn run_with_watchdog(mut c: Command, limit: std::time::Duration) -> std::process
 #[test]
 fn streamed_outputs_finish_on_one_thread_and_equal_the_merged_outputs() {
     let formats = "tif,r32,png,tif16,ter,r16";
-    let (streamed, shard, merged) = (tmp("streamed"), tmp("shard11"), tmp("merged11"));
+    let (streamed, shard, merged) = (tmp_path("streamed"), tmp_path("shard11"), tmp_path("merged11"));
     let mut c = trnbake();
     c.env("RAYON_NUM_THREADS", "1")
         .args(["bake", "--backend", "cpu", "--spacing", "16", "--tile", "48", "--maps", "height", "-q", "--format", formats, "-o"])
@@ -202,12 +194,13 @@ fn streamed_outputs_finish_on_one_thread_and_equal_the_merged_outputs() {
 /// A missing bitmap: the library says what to change in its own terms, the command line adds
 /// its flags as a hint, for a point sample and for a bake alike.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn a_missing_bitmap_names_the_library_fix_and_the_flags() {
     let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
-    let empty = tmp("no-bitmaps");
+    let empty = tmp_path("no-bitmaps");
     std::fs::create_dir_all(&empty).unwrap();
     let sample = trnbake().args(["sample", "--at", "0,0", "--data-root"]).arg(&empty).arg(&trn).output().unwrap();
-    let out = tmp("no-bitmaps-bake");
+    let out = tmp_path("no-bitmaps-bake");
     let bake = trnbake()
         .args(["bake", "--backend", "cpu", "--spacing", "512", "--maps", "height", "-q", "-o"])
         .arg(&out)
@@ -251,12 +244,13 @@ fn zero_a_tile(dir: &Path) -> PathBuf {
 /// missing bitmaps read as black) are not resumed when the data root changes; the bake starts
 /// afresh and equals an uninterrupted bake with the real data.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn resume_refuses_checkpoints_of_other_inputs() {
     let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
     let root = common::swg_root();
-    let empty = tmp("resume-empty-root");
+    let empty = tmp_path("resume-empty-root");
     std::fs::create_dir_all(&empty).unwrap();
-    let (fresh, killed) = (tmp("resume-inputs-fresh"), tmp("resume-inputs-killed"));
+    let (fresh, killed) = (tmp_path("resume-inputs-fresh"), tmp_path("resume-inputs-killed"));
     let run = |out: &Path, data_root: &Path, extra: &[&str]| {
         let o = trnbake()
             .args(["bake", "--backend", "cpu", "--spacing", "256", "--tile", "16", "--maps", "height", "--format", "tif", "-o"])
@@ -288,7 +282,7 @@ fn resume_refuses_checkpoints_of_other_inputs() {
 /// bake recomputes it (and says so), and `merge` refuses a shard holding one.
 #[test]
 fn damaged_checkpoint_tiles_are_recomputed_and_refused_by_merge() {
-    let (fresh, killed) = (tmp("damaged-fresh"), tmp("damaged-killed"));
+    let (fresh, killed) = (tmp_path("damaged-fresh"), tmp_path("damaged-killed"));
     bake(&fresh, &[]);
     bake(&killed, &["--shard", "1/2"]);
     as_killed_unsharded(&killed);
@@ -302,7 +296,7 @@ fn damaged_checkpoint_tiles_are_recomputed_and_refused_by_merge() {
         assert_eq!(std::fs::read(fresh.join(f)).unwrap(), std::fs::read(killed.join(f)).unwrap(), "{f} differs");
     }
 
-    let (s1, s2, merged) = (tmp("damaged-s1"), tmp("damaged-s2"), tmp("damaged-merged"));
+    let (s1, s2, merged) = (tmp_path("damaged-s1"), tmp_path("damaged-s2"), tmp_path("damaged-merged"));
     bake(&s1, &["--shard", "1/2"]);
     bake(&s2, &["--shard", "2/2"]);
     let bad = zero_a_tile(&s1);
@@ -350,9 +344,10 @@ fn wait_until(limit: std::time::Duration, mut pred: impl FnMut() -> bool) -> boo
 /// left, and a word on what was kept for the resume, which then works.
 #[cfg(unix)]
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn one_bake_per_folder_and_signals_end_a_bake_cleanly() {
     let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
-    let out = tmp("owner");
+    let out = tmp_path("owner");
     // The whole planet at 2 m, heights only: long enough to be interrupted.
     let long_bake = || {
         let mut c = trnbake();
@@ -394,7 +389,7 @@ fn one_bake_per_folder_and_signals_end_a_bake_cleanly() {
 #[cfg(unix)]
 #[test]
 fn a_killed_rebake_never_leaves_a_manifest_that_lies() {
-    let out = tmp("manifest-honest");
+    let out = tmp_path("manifest-honest");
     let args = |gain: &str| -> Vec<String> {
         ["bake", "--backend", "cpu", "--spacing", "4", "--tile", "128", "--bitmap-gain", gain, "-q", "-o"]
             .iter()
@@ -435,7 +430,7 @@ fn a_killed_rebake_never_leaves_a_manifest_that_lies() {
 /// write are removed (only files the earlier manifest listed), with a notice.
 #[test]
 fn a_rebake_removes_the_earlier_outputs_it_does_not_write() {
-    let out = tmp("stale");
+    let out = tmp_path("stale");
     bake(&out, &["--format", "tif,ter"]);
     assert!(out.join("height.ter").is_file());
     std::fs::write(out.join("notes.txt"), b"mine").unwrap();
@@ -458,7 +453,7 @@ fn a_rebake_removes_the_earlier_outputs_it_does_not_write() {
 #[cfg(unix)]
 #[test]
 fn a_killed_merge_leaves_nothing_wrong_visible() {
-    let (single, s1, s2, merged) = (tmp("kmerge-single"), tmp("kmerge-s1"), tmp("kmerge-s2"), tmp("kmerge-out"));
+    let (single, s1, s2, merged) = (tmp_path("kmerge-single"), tmp_path("kmerge-s1"), tmp_path("kmerge-s2"), tmp_path("kmerge-out"));
     // 1025² posts in every height format: a merge long enough to be killed midway.
     let bake4 = |out: &Path, extra: &[&str]| {
         let o = trnbake()
@@ -515,7 +510,7 @@ fn a_killed_merge_leaves_nothing_wrong_visible() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_full_disk_fails_cleanly() {
-    let mnt = tmp("full-disk");
+    let mnt = tmp_path("full-disk");
     std::fs::create_dir_all(&mnt).unwrap();
     let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"]).arg(&mnt).status().is_ok_and(|s| s.success());
     if !mounted {

@@ -6,43 +6,13 @@
 
 mod common;
 
+use common::{text, tmp, trnbake};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn trnbake() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_trnbake"));
-    // No scheduler variable of the machine running the tests leaks into `--shard auto`.
-    for v in [
-        "SLURM_ARRAY_TASK_ID",
-        "SLURM_ARRAY_TASK_MIN",
-        "SLURM_ARRAY_TASK_STEP",
-        "SLURM_ARRAY_TASK_COUNT",
-        "AWS_BATCH_JOB_ARRAY_INDEX",
-        "AWS_BATCH_JOB_ARRAY_SIZE",
-        "CLOUD_RUN_TASK_INDEX",
-        "CLOUD_RUN_TASK_COUNT",
-        "JOB_COMPLETION_INDEX",
-        "TRNBAKE_PROGRESS_SECS",
-        "RUST_LOG",
-    ] {
-        c.env_remove(v);
-    }
-    c
-}
-
 fn run(args: &[&str]) -> Output {
     trnbake().args(args).output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("trnbake-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// The subcommand paths (`["bake"]`, `["nwn2", "export"]`) listed under `Commands:` of `help`.
@@ -110,6 +80,7 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn every_help_example_runs() {
     let Some(shared) = common::shared_data_file("swg/terrain/tatooine.trn").map(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")) else {
         return;
@@ -356,6 +327,7 @@ fn shard_auto_from_each_scheduler_merges_to_the_unsharded_bake() {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn nwn2_textures_follow_the_swg_family_names_and_are_printed() {
     let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
     let dir = tmp("nwn2-textures");

@@ -11,20 +11,12 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::GdalPython;
+use common::{run_ok, tmp, trnbake, GdalPython};
 use trnbake_raster::writers::geotiff::{write_geotiff_from, Compression, GeoTiffOptions, GeoTiffStreamWriter, TiffLayout, TiffSample};
 use trnbake_raster::{readers, u16_scale_offset, Grid, HeightSource, MemSource, RowOrder};
 
 const CITATION: &str = "SWG testplanet local metres";
-
-fn out_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("export_cog-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn cog(compression: Compression) -> GeoTiffOptions {
     GeoTiffOptions { layout: TiffLayout::Cog, compression, ..Default::default() }
@@ -84,7 +76,7 @@ fn gdal_checks(py: &GdalPython, path: &Path, overviews: &[[u64; 2]], compression
 
 #[test]
 fn every_sample_kind_and_compression_is_a_valid_cog() {
-    let dir = out_dir("kinds");
+    let dir = tmp("kinds");
     let py = GdalPython::find();
     // 1100 × 700: overviews 550 × 350 and 275 × 175; edge tiles partly outside the grid.
     let g = Grid { cols: 1100, rows: 700, x0: -2200.0, z0: -1400.0, spacing: 4.0 };
@@ -137,7 +129,7 @@ fn levels(path: &Path) -> Vec<(u32, u32)> {
 
 #[test]
 fn overviews_halve_until_one_tile() {
-    let dir = out_dir("levels");
+    let dir = tmp("levels");
     for (n, want) in [(2048u32, vec![2048, 1024, 512]), (2049, vec![2049, 1025, 513, 257]), (512, vec![512]), (300, vec![300])] {
         let g = Grid { cols: n, rows: n, x0: 0.0, z0: 0.0, spacing: 2.0 };
         let h = vec![1.5f32; g.len()];
@@ -154,7 +146,7 @@ fn overviews_halve_until_one_tile() {
 fn the_stream_writer_takes_bands_south_first_or_north_first() {
     // A band-by-band producer (the surface maps): uneven bands of 100 rows, either order, in
     // both layouts; the file decodes to the same samples as one written from a source.
-    let dir = out_dir("stream");
+    let dir = tmp("stream");
     let g = Grid { cols: 700, rows: 1030, x0: 10.0, z0: 20.0, spacing: 1.0 };
     let h = heights(&g);
     let py = GdalPython::find();
@@ -188,7 +180,7 @@ fn the_stream_writer_takes_bands_south_first_or_north_first() {
 
 #[test]
 fn an_unfinished_stream_leaves_nothing_behind() {
-    let dir = out_dir("unfinished");
+    let dir = tmp("unfinished");
     let g = Grid { cols: 600, rows: 600, x0: 0.0, z0: 0.0, spacing: 1.0 };
     for layout in [TiffLayout::Cog, TiffLayout::Striped] {
         let p = dir.join("h.tif");
@@ -206,18 +198,9 @@ fn an_unfinished_stream_leaves_nothing_behind() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-fn trnbake() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_trnbake"))
-}
-
-fn run_ok(cmd: &mut Command) {
-    let o = cmd.output().unwrap();
-    assert!(o.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&o.stderr));
-}
-
 #[test]
 fn bake_and_convert_write_every_geotiff_as_a_cog() {
-    let dir = out_dir("cli");
+    let dir = tmp("cli");
     let Some(py) = GdalPython::find() else { return };
     // The demo terrain with its surface-map GeoTIFFs (ids, water levels), heights in both
     // sample types.

@@ -13,28 +13,11 @@ mod common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use common::{real_file, stats_min_max, Gdal};
+use common::{real_file, run_ok, stats_min_max, tmp, trnbake, Gdal};
 use serde_json::Value;
 use trnbake_raster::{sha256_file, write_geotiff_f32, Grid};
-
-fn trnbake() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_trnbake"))
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let o = cmd.output().unwrap();
-    assert!(o.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&o.stderr));
-    o
-}
-
-fn out_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("export_formats-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn read_json(p: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
@@ -101,10 +84,11 @@ struct Check {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn tatooine_exports_read_back_through_gdal_and_match_sample() {
     let Some(trn) = real_file("terrain/tatooine.trn") else { return };
     let Some(gdal) = Gdal::find() else { return };
-    let dir = out_dir("tatooine");
+    let dir = tmp("tatooine");
     let (plain, tiled) = (dir.join("plain"), dir.join("tiled"));
     let bake = |out: &Path, extra: &[&str]| {
         run_ok(trnbake().arg("bake").arg(&trn).args(["--spacing", "32", "--backend", "cpu", "--maps", "height", "-q", "-o"]).arg(out).args(extra));
@@ -242,7 +226,7 @@ fn golden_tif(dir: &Path) -> PathBuf {
 
 #[test]
 fn ter_golden_vector_via_convert_and_gdal() {
-    let dir = out_dir("golden");
+    let dir = tmp("golden");
     let tif = golden_tif(&dir);
     let ter = dir.join("golden.ter");
     run_ok(trnbake().arg("convert").arg(&tif).arg(&ter).arg("-q"));
@@ -266,7 +250,7 @@ fn ter_golden_vector_via_convert_and_gdal() {
 #[test]
 fn convert_reads_a_ter_written_by_gdal() {
     let Some(_gdal) = Gdal::find() else { return };
-    let dir = out_dir("gdal-ter");
+    let dir = tmp("gdal-ter");
     let g = Grid { cols: 65, rows: 33, x0: -128.0, z0: -64.0, spacing: 4.0 };
     let h: Vec<f32> = (0..g.len()).map(|i| ((i % 65) as f32 * 0.37).sin() * 80.0 + (i / 65) as f32 * 3.0 - 20.0).collect();
     let (lo, hi) = trnbake_raster::finite_min_max(&h).unwrap();
@@ -320,7 +304,7 @@ fn read_r32(p: &Path) -> Vec<f32> {
 
 #[test]
 fn convert_round_trips_every_format_in_metres() {
-    let dir = out_dir("roundtrip");
+    let dir = tmp("roundtrip");
     let g = Grid { cols: 65, rows: 33, x0: 1000.0, z0: -2000.0, spacing: 4.0 };
     let (src, h) = synthetic_tif(&dir, "src.tif", g);
     let north_up: Vec<f32> = h.chunks(g.cols as usize).rev().flatten().copied().collect();
@@ -357,7 +341,7 @@ fn convert_round_trips_every_format_in_metres() {
 
 #[test]
 fn convert_refuses_damaged_inputs_with_an_error() {
-    let dir = out_dir("damaged");
+    let dir = tmp("damaged");
     let g = Grid { cols: 65, rows: 33, x0: 0.0, z0: 0.0, spacing: 4.0 };
     let (src, _) = synthetic_tif(&dir, "src.tif", g);
     for ext in ["ter", "png"] {
@@ -408,7 +392,7 @@ fn convert_refuses_damaged_inputs_with_an_error() {
 
 #[test]
 fn presets_use_engine_sizes_row_orders_and_settings() {
-    let dir = out_dir("presets");
+    let dir = tmp("presets");
     let g = Grid { cols: 1025, rows: 1025, x0: -8192.0, z0: -8192.0, spacing: 16.0 };
     let (src, h) = synthetic_tif(&dir, "planet.tif", g);
     let n = 1025usize;
@@ -514,7 +498,7 @@ fn tiny_tiff_declaring_a_huge_image() -> Vec<u8> {
 /// used to allocate 4.3 GB and abort with exit 134).
 #[test]
 fn a_tiny_tiff_declaring_a_huge_image_is_refused_before_allocating() {
-    let dir = out_dir("tiny-huge-tiff");
+    let dir = tmp("tiny-huge-tiff");
     let tif = dir.join("huge.tif");
     let bytes = tiny_tiff_declaring_a_huge_image();
     assert_eq!(bytes.len(), 198);
@@ -534,7 +518,7 @@ fn convert_keeps_the_crs_and_states_the_real_range_through_every_format() {
     // and output format (it printed NaN and wrote null for Float32 outputs), and the planet's
     // CRS name survives a round trip through every format: GeoTIFF and VRT state it, the
     // sidecar keeps it for .ter, PNG and RAW, from where the way back reads it.
-    let dir = out_dir("crs");
+    let dir = tmp("crs");
     let crs = "SWG naboo local metres";
     let g = Grid { cols: 65, rows: 33, x0: 1000.0, z0: -2000.0, spacing: 4.0 };
     let h: Vec<f32> = (0..g.len()).map(|i| ((i % 65) as f32 * 0.3).sin() * 120.0 - (i / 65) as f32 * 1.5 + 7.25).collect();

@@ -4,10 +4,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
-use common::{stats_min_max, Gdal};
+use common::{stats_min_max, tmp, Gdal};
 
 use trnbake_raster::writers::geotiff::{write_geotiff_f32_with, BigTiff, GeoTiffOptions};
 use trnbake_raster::{finite_min_max, sha256_file, u16_scale_offset, write_geotiff_f32, write_geotiff_u16, write_png16, Grid, WrittenFile};
@@ -32,14 +32,6 @@ fn heights(g: &Grid) -> Vec<f32> {
         }
     }
     v
-}
-
-/// A fresh directory under cargo's per-target temp dir.
-fn out_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("export_gdal-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// The heights flipped to north-up (file order).
@@ -78,7 +70,7 @@ fn check_geotiff_tags(path: &Path, g: &Grid, predictor: u32) {
 
 #[test]
 fn f32_geotiff_decodes_exactly() {
-    let dir = out_dir("f32");
+    let dir = tmp("f32");
     let (g, h) = (grid(), heights(&grid()));
     let path = dir.join("h.tif");
     let wf = write_geotiff_f32(&path, &g, &h, CITATION).unwrap();
@@ -99,7 +91,7 @@ fn f32_geotiff_decodes_exactly() {
 
 #[test]
 fn u16_geotiff_decodes_within_half_step() {
-    let dir = out_dir("u16");
+    let dir = tmp("u16");
     let (g, h) = (grid(), heights(&grid()));
     let (lo, hi) = finite_min_max(&h).unwrap();
     let (scale, offset) = u16_scale_offset(lo, hi);
@@ -128,7 +120,7 @@ fn u16_geotiff_decodes_within_half_step() {
 
 #[test]
 fn nan_becomes_nodata() {
-    let dir = out_dir("nan");
+    let dir = tmp("nan");
     let g = Grid { cols: 5, rows: 3, x0: 0.0, z0: 0.0, spacing: 1.0 };
     let mut h: Vec<f32> = (0..15).map(|i| i as f32).collect();
     h[7] = f32::NAN;
@@ -150,7 +142,7 @@ fn nan_becomes_nodata() {
 
 #[test]
 fn bigtiff_when_forced_decodes() {
-    let dir = out_dir("big");
+    let dir = tmp("big");
     let (g, h) = (grid(), heights(&grid()));
     let path = dir.join("big.tif");
     let opts = GeoTiffOptions { bigtiff: BigTiff::Always, strip_bytes: 8192, ..Default::default() };
@@ -173,7 +165,7 @@ fn bigtiff_when_forced_decodes() {
 
 #[test]
 fn png16_decodes_within_half_step() {
-    let dir = out_dir("png");
+    let dir = tmp("png");
     let (g, h) = (grid(), heights(&grid()));
     let (lo, hi) = finite_min_max(&h).unwrap();
     let scale = f64::from(hi - lo) / 65535.0;
@@ -223,7 +215,7 @@ fn png16_decodes_within_half_step() {
 
 #[test]
 fn failed_writes_leave_nothing() {
-    let dir = out_dir("fail");
+    let dir = tmp("fail");
     let (g, h) = (grid(), heights(&grid()));
     // 1. A path in a directory that does not exist.
     let missing = dir.join("no-such-dir").join("h.tif");
@@ -284,7 +276,7 @@ fn check_georef(info: &serde_json::Value, g: &Grid) {
 #[test]
 fn gdal_reads_f32_geotiff() {
     let Some(gdal) = Gdal::find() else { return };
-    let dir = out_dir("gdal-f32");
+    let dir = tmp("gdal-f32");
     let (g, h) = (grid(), heights(&grid()));
     let path = dir.join("h.tif");
     write_geotiff_f32(&path, &g, &h, CITATION).unwrap();
@@ -310,7 +302,7 @@ fn gdal_reads_f32_geotiff() {
 #[test]
 fn gdal_reads_u16_geotiff() {
     let Some(gdal) = Gdal::find() else { return };
-    let dir = out_dir("gdal-u16");
+    let dir = tmp("gdal-u16");
     let (g, h) = (grid(), heights(&grid()));
     let (lo, hi) = finite_min_max(&h).unwrap();
     let (scale, offset) = u16_scale_offset(lo, hi);
@@ -349,7 +341,7 @@ fn gdal_reads_u16_geotiff() {
 
 #[test]
 fn report_1025_sizes_and_throughput() {
-    let dir = out_dir("report");
+    let dir = tmp("report");
     let g = Grid { cols: 1025, rows: 1025, x0: -8192.0, z0: -8192.0, spacing: 16.0 };
     let h: Vec<f32> = (0..g.len())
         .map(|i| {

@@ -5,16 +5,15 @@ mod common;
 use trnbake_swg::eval::HeightEvaluator;
 use trnbake_swg::fidelity::{check_pfpm, check_wmap};
 use trnbake_swg::model::Terrain;
-use trnbake_swg::plan::HeightOptions;
 
 fn load(name: &str) -> Option<(Terrain, HeightEvaluator)> {
-    let path = common::real_file(&format!("terrain/{name}.trn"))?;
-    let t = Terrain::load(&path).unwrap();
-    let e = HeightEvaluator::new(&t, &HeightOptions { data_root: Some(common::swg_root()), ..Default::default() }).unwrap();
+    let t = common::planet(name)?;
+    let e = HeightEvaluator::new(&t, &common::real_options()).unwrap();
     Some((t, e))
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn pfpm_heights_match_on_every_0015_planet() {
     for name in ["tatooine", "naboo", "yavin4", "dathomir", "mustafar", "kashyyyk_main", "09"] {
         let Some((t, e)) = load(name) else { continue };
@@ -26,6 +25,7 @@ fn pfpm_heights_match_on_every_0015_planet() {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn wmap_water_bits_match_on_yavin4() {
     let Some((t, e)) = load("yavin4") else { return };
     let r = check_wmap(&t, &e, 1000, 9, 1).expect("yavin4 has global water and baked maps");

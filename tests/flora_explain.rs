@@ -13,9 +13,8 @@ mod common;
 /// A real planet, the options of its surface checks and its height evaluator, or `None` with
 /// a printed skip (a failure in CI).
 fn planet(name: &str) -> Option<(trnbake_swg::model::Terrain, HeightOptions, HeightEvaluator)> {
-    let p = common::real_file(&format!("terrain/{name}.trn"))?;
-    let t = trnbake_swg::model::Terrain::load(&p).unwrap();
-    let opts = HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() };
+    let t = common::planet(name)?;
+    let opts = common::lenient_options();
     let he = HeightEvaluator::new(&t, &opts).unwrap();
     Some((t, opts, he))
 }
@@ -66,8 +65,7 @@ fn explain_names_the_rule_that_removed_blocked_or_outranked_the_family() {
     // swg-trn §2.4: 0 bits per element → every cell holds the minimum value, family 5.
     t.flora_map = Some(PackedIntMap { control: PackedMapControl { width: 16, height: 16, bits_per_element: 0, minimum_value: 5 }, data: Bytes(vec![0]) });
     let opts = HeightOptions::default();
-    let he = HeightEvaluator::new(&t, &opts).unwrap();
-    let se = SurfaceEvaluator::new(&t, &opts, SurfaceOptions::default()).unwrap();
+    let (he, se) = common::evaluators(&t, &opts, SurfaceOptions::default());
     let ex =
         explain_pimp(&t, &he, &se, NormalMethod::Faces, PimpSampling { per_side: 4, reach: 0.0 }, trnbake_swg::fidelity::PimpCells::Random { n: 200, seed: 3 })
             .unwrap();
@@ -114,6 +112,7 @@ fn explain_names_the_rule_that_removed_blocked_or_outranked_the_family() {
 /// 87.50. The tree walk must not be below the separate passes on any planet, and stays
 /// calibrated: every probability bin of ≥ 100 cells within 0.1 of the observed share.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn pimp_agreement_is_pinned_per_planet() {
     use trnbake_swg::fidelity::{pimp_predictions, pimp_report, PimpCells};
     use trnbake_swg::surface::{FloraAmount, SlopeHeight, SurfaceWalk};
@@ -166,6 +165,7 @@ fn pimp_agreement_is_pinned_per_planet() {
 ///   give 40 in 0.412 / 0.654 = 63 % of them): the original tool's random family draw (the
 ///   placement RNG does not give it), so no rule reading the chances gets more than half.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn kashyyyk_every_cell_and_the_naboo_random_draw_ceiling() {
     use trnbake_swg::fidelity::{pimp_predictions, pimp_report, PimpCells};
     use trnbake_swg::surface::SlopeFlat;
@@ -237,6 +237,7 @@ fn kashyyyk_every_cell_and_the_naboo_random_draw_ceiling() {
 /// every cell): tatooine 98.17, yavin4 98.74, naboo 93.71, dathomir 99.74, mustafar 100,
 /// kashyyyk_main 95.54 (previous default 98.05 / 98.18 / 93.62 / 95.84 / 100 / 94.73).
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn default_reading_is_pinned_calibrated_and_beats_the_previous_default() {
     use trnbake_swg::fidelity::{pimp_predictions, pimp_report, PimpCells};
     use trnbake_swg::surface::{FloraAmount, SlopeHeight};

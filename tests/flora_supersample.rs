@@ -6,12 +6,12 @@
 mod common;
 
 use serde_json::{json, Value};
-use trnbake_swg::eval::{Grid, HeightEvaluator};
+use trnbake_swg::eval::Grid;
 use trnbake_swg::fidelity::{pimp_map_predictions, pimp_report, PimpCells};
 use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::supersample::flora_supersampled;
-use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
+use trnbake_swg::surface::SurfaceOptions;
 
 /// A 512 m map, flat at 50 m, whose west half (x ≤ 0) adds collidable family 9 at density
 /// 0.8 (a rectangle without feather).
@@ -44,7 +44,7 @@ fn half_plane() -> trnbake_swg::model::Terrain {
 fn supersampling_averages_each_post_square() {
     let t = half_plane();
     let opts = HeightOptions::default();
-    let (he, se) = (HeightEvaluator::new(&t, &opts).unwrap(), SurfaceEvaluator::new(&t, &opts, SurfaceOptions::default()).unwrap());
+    let (he, se) = common::evaluators(&t, &opts, SurfaceOptions::default());
     // Posts at x = −32, −16, 0, 16, 32: the one at 0 covers [−8, 8].
     let grid = Grid { x0: -32.0, z0: -16.0, spacing: 16.0, cols: 5, rows: 3 };
     let chances = |n| flora_supersampled(&grid, &he, &se, NormalMethod::Faces, n);
@@ -79,7 +79,7 @@ fn supersampling_averages_each_post_square() {
 fn one_sub_post_is_the_post_reading() {
     let t = trnbake_swg::model::json::demo_terrain();
     let opts = HeightOptions::default();
-    let (he, se) = (HeightEvaluator::new(&t, &opts).unwrap(), SurfaceEvaluator::new(&t, &opts, SurfaceOptions::default()).unwrap());
+    let (he, se) = common::evaluators(&t, &opts, SurfaceOptions::default());
     let grid = Grid { x0: -2048.0, z0: -2048.0, spacing: 32.0, cols: 129, rows: 129 };
     let heights = he.grid_heights(&grid);
     let surface = trnbake_swg::surface::grid::evaluate(&grid, &heights, &he, &se, NormalMethod::Faces);
@@ -104,6 +104,7 @@ fn one_sub_post_is_the_post_reading() {
 /// 96.35 / 98.38. Pinned: each ≥ its figure − 0.5 %, and the supersampled map never below the
 /// post reading.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn supersampled_flora_maps_against_pimp_per_planet() {
     let planets = [
         ("tatooine", 0.9086, 0.9829),
@@ -114,10 +115,9 @@ fn supersampled_flora_maps_against_pimp_per_planet() {
         ("kashyyyk_main", 0.6937, 0.9838),
     ];
     for (name, post_pin, mean_pin) in planets {
-        let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
-        let t = trnbake_swg::model::Terrain::load(&p).unwrap();
-        let opts = HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() };
-        let (he, se) = (HeightEvaluator::new(&t, &opts).unwrap(), SurfaceEvaluator::new(&t, &opts, SurfaceOptions::default()).unwrap());
+        let Some(t) = common::planet(name) else { continue };
+        let opts = common::lenient_options();
+        let (he, se) = common::evaluators(&t, &opts, SurfaceOptions::default());
         let cells = if name == "kashyyyk_main" { PimpCells::Every } else { PimpCells::Random { n: 4000, seed: 1 } };
         let mut rates = Vec::new();
         for n in [1, 8] {
@@ -158,9 +158,8 @@ fn read_png16(path: &std::path::Path) -> (u32, u32, Vec<u16>) {
 #[test]
 fn bake_writes_supersampled_flora_maps() {
     let bake = |n: u32| {
-        let out = std::env::temp_dir().join(format!("trnbake-test-{}-supersample-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&out);
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_trnbake"))
+        let out = common::tmp_path(&format!("supersample-{n}"));
+        let o = common::trnbake()
             .args(["bake", "--backend", "cpu", "--spacing", "64", "--maps", "flora", "-q", "--flora-supersample", &n.to_string(), "-o"])
             .arg(&out)
             .output()
@@ -173,7 +172,7 @@ fn bake_writes_supersampled_flora_maps() {
     let (post, four) = (bake(1), bake(4));
     let t = trnbake_swg::model::json::demo_terrain();
     let opts = HeightOptions::default();
-    let (he, se) = (HeightEvaluator::new(&t, &opts).unwrap(), SurfaceEvaluator::new(&t, &opts, SurfaceOptions::default()).unwrap());
+    let (he, se) = common::evaluators(&t, &opts, SurfaceOptions::default());
     let grid = Grid { x0: -2048.0, z0: -2048.0, spacing: 64.0, cols: 65, rows: 65 };
     assert_eq!((four.0, four.1), (grid.cols, grid.rows));
     let chances = flora_supersampled(&grid, &he, &se, NormalMethod::Faces, 4);

@@ -3,9 +3,12 @@
 //! within a minute; a changed affector fails with a diff image of exactly the affected area;
 //! `--bless` rewrites only what changed; users can make goldens for their own terrains.
 
+mod common;
+
+use common::{output_text, tmp, trnbake};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Instant;
 use trnbake_bake::golden::compare::height_raster;
 use trnbake_bake::golden::coverage::{features, tag_version_name};
@@ -16,13 +19,6 @@ use trnbake_swg::plan::HeightOptions;
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("golden")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("trnbake-golden-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -38,8 +34,9 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn trnbake(args: &[&str], golden: &Path, report: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trnbake"))
+/// `trnbake check ARGS --golden GOLDEN --report REPORT`.
+fn check(args: &[&str], golden: &Path, report: &Path) -> Output {
+    trnbake()
         .arg("check")
         .args(args)
         .arg("--golden")
@@ -49,10 +46,6 @@ fn trnbake(args: &[&str], golden: &Path, report: &Path) -> Output {
         .env("XDG_RUNTIME_DIR", std::env::var_os("XDG_RUNTIME_DIR").unwrap_or_else(|| "/tmp".into()))
         .output()
         .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
 #[test]
@@ -124,9 +117,9 @@ fn corpus_covers_every_rule_kind_and_version() {
 fn check_corpus(backend: &str) {
     let report = tmp(&format!("report-{backend}"));
     let start = Instant::now();
-    let o = trnbake(&["--backend", backend], &golden_dir(), &report);
+    let o = check(&["--backend", backend], &golden_dir(), &report);
     let secs = start.elapsed().as_secs_f64();
-    let out = text(&o);
+    let out = output_text(&o);
     eprintln!("{out}golden check on the {backend} backend: {secs:.2} s end to end");
     assert!(o.status.success(), "golden check failed on the {backend} backend:\n{out}");
     assert!(out.contains(&format!("on the {backend} backend")), "{out}");
@@ -144,13 +137,10 @@ fn golden_check_passes_on_the_cpu_backend() {
 }
 
 #[test]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn golden_check_passes_on_the_gpu_backend() {
     // As in gpu_parity: skip outside CI without an adapter, fail in CI.
-    if let Err(e) = trnbake_gpu::GpuContext::new(false, None) {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("CI needs a GPU adapter (lavapipe): {e}");
-        }
-        eprintln!("skipping GPU golden check: {e}");
+    if common::gpu().is_none() {
         return;
     }
     check_corpus("gpu");
@@ -174,8 +164,8 @@ fn changed_affector_fails_with_a_diff_of_exactly_the_affected_area() {
     copy_dir(&golden_dir(), &golden);
     set_crater_depth(&golden.join("demo.json"), 75.0);
     let report = dir.join("report");
-    let o = trnbake(&["--backend", "cpu"], &golden, &report);
-    let out = text(&o);
+    let o = check(&["--backend", "cpu"], &golden, &report);
+    let out = output_text(&o);
     eprintln!("{out}");
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("FAIL      demo/height 257×257"), "{out}");
@@ -240,8 +230,8 @@ fn changed_affector_fails_with_a_diff_of_exactly_the_affected_area() {
         v
     };
     let original = pngs(&golden);
-    let o = trnbake(&["--backend", "cpu", "--bless"], &golden, &report);
-    let out = text(&o);
+    let o = check(&["--backend", "cpu", "--bless"], &golden, &report);
+    let out = output_text(&o);
     assert!(o.status.success(), "{out}");
     assert!(out.contains("UPDATED   demo/height 257×257: was max "), "{out}");
     assert!(out.contains("UPDATED   demo/splat 257×257: was max "), "{out}");
@@ -250,8 +240,8 @@ fn changed_affector_fails_with_a_diff_of_exactly_the_affected_area() {
         assert_eq!(old == &new, name != "demo.height.png" && name != "demo.splat.png", "{name}");
     }
     assert!(!golden.read_dir().unwrap().any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".partial")));
-    let o = trnbake(&["--backend", "cpu"], &golden, &report);
-    assert!(o.status.success(), "{}", text(&o));
+    let o = check(&["--backend", "cpu"], &golden, &report);
+    assert!(o.status.success(), "{}", output_text(&o));
     assert!(!report.join("demo.height.diff.png").exists(), "a passing check removes the images of an earlier failure");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -272,8 +262,8 @@ fn changed_flora_density_fails_only_the_flora_map() {
     text_json.replace_range(density..density + "\"density_override\": 0.3".len(), "\"density_override\": 0.6");
     std::fs::write(&path, text_json).unwrap();
     let report = dir.join("report");
-    let o = trnbake(&["--backend", "cpu", "--fixture", "surfaces"], &golden, &report);
-    let out = text(&o);
+    let o = check(&["--backend", "cpu", "--fixture", "surfaces"], &golden, &report);
+    let out = output_text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("FAIL") && out.contains("surfaces/flora_collidable"), "{out}");
     for other in ["surfaces/height", "surfaces/splat", "surfaces/flora_noncollidable"] {
@@ -289,34 +279,28 @@ fn goldens_for_your_own_terrain() {
     let dir = tmp("own");
     let g = dir.join("goldens");
     std::fs::create_dir_all(&g).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_trnbake"))
-        .args(["compile"])
-        .arg(golden_dir().join("boundaries.json"))
-        .arg("-o")
-        .arg(g.join("mine.trn"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    let o = trnbake().args(["compile"]).arg(golden_dir().join("boundaries.json")).arg("-o").arg(g.join("mine.trn")).output().unwrap();
+    assert!(o.status.success(), "{}", output_text(&o));
     let manifest = r#"{"format": 1, "fixtures": [{"name": "mine", "terrain": "mine.trn", "spacing": 20.0, "region": [-640, -640, 640, 640]}]}"#;
     std::fs::write(g.join("golden.json"), manifest).unwrap();
     let report = dir.join("report");
 
-    let o = trnbake(&["--backend", "cpu"], &g, &report);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("no golden image") && text(&o).contains("--bless"), "{}", text(&o));
+    let o = check(&["--backend", "cpu"], &g, &report);
+    assert_eq!(o.status.code(), Some(1), "{}", output_text(&o));
+    assert!(output_text(&o).contains("no golden image") && output_text(&o).contains("--bless"), "{}", output_text(&o));
 
-    let o = trnbake(&["--backend", "cpu", "--bless"], &g, &report);
-    assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("CREATED   mine/height 65×65: written"), "{}", text(&o));
+    let o = check(&["--backend", "cpu", "--bless"], &g, &report);
+    assert!(o.status.success(), "{}", output_text(&o));
+    assert!(output_text(&o).contains("CREATED   mine/height 65×65: written"), "{}", output_text(&o));
     let m = Manifest::load(&g).unwrap();
     assert_eq!(m.fixtures[0].maps[0].file.as_deref(), Some("mine.height.png"));
     assert!(m.fixtures[0].maps[0].height_scale.is_some());
 
-    let o = trnbake(&["--backend", "cpu"], &g, &report);
-    assert!(o.status.success(), "{}", text(&o));
+    let o = check(&["--backend", "cpu"], &g, &report);
+    assert!(o.status.success(), "{}", output_text(&o));
     let manifest_after = std::fs::read(g.join("golden.json")).unwrap();
-    let o = trnbake(&["--backend", "cpu", "--bless"], &g, &report);
-    assert!(text(&o).contains("UNCHANGED mine/height"), "{}", text(&o));
+    let o = check(&["--backend", "cpu", "--bless"], &g, &report);
+    assert!(output_text(&o).contains("UNCHANGED mine/height"), "{}", output_text(&o));
     assert_eq!(std::fs::read(g.join("golden.json")).unwrap(), manifest_after, "an unchanged bless leaves golden.json alone");
 
     // An image and a manifest from different blesses (an interrupted one) are reported.
@@ -324,16 +308,16 @@ fn goldens_for_your_own_terrain() {
     let m = Manifest::load(&g).unwrap();
     let offset = m.fixtures[0].maps[0].height_offset.unwrap();
     std::fs::write(g.join("golden.json"), text_before.replace(&format!("{offset:?}"), &format!("{:?}", offset + 1.0))).unwrap();
-    let o = trnbake(&["--backend", "cpu"], &g, &report);
+    let o = check(&["--backend", "cpu"], &g, &report);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o).contains("an interrupted --bless?"), "{}", text(&o));
+    assert!(output_text(&o).contains("an interrupted --bless?"), "{}", output_text(&o));
 
     // A golden from another grid is reported, not compared.
     let edited = String::from_utf8(manifest_after).unwrap().replace("\"spacing\": 20.0", "\"spacing\": 40.0");
     std::fs::write(g.join("golden.json"), edited).unwrap();
-    let o = trnbake(&["--backend", "cpu"], &g, &report);
+    let o = check(&["--backend", "cpu"], &g, &report);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o).contains("is 65×65 but the fixture bakes 33×33 posts"), "{}", text(&o));
+    assert!(output_text(&o).contains("is 65×65 but the fixture bakes 33×33 posts"), "{}", output_text(&o));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -343,8 +327,8 @@ fn bad_golden_folders_are_clear_errors() {
     let report = dir.join("report");
     let case = |manifest: &str, expect: &[&str]| {
         std::fs::write(dir.join("golden.json"), manifest).unwrap();
-        let o = trnbake(&["--backend", "cpu"], &dir, &report);
-        let out = text(&o);
+        let o = check(&["--backend", "cpu"], &dir, &report);
+        let out = output_text(&o);
         assert_eq!(o.status.code(), Some(1), "{manifest}: {out}");
         for e in expect {
             assert!(out.contains(e), "{manifest}: expected `{e}` in:\n{out}");
@@ -358,7 +342,7 @@ fn bad_golden_folders_are_clear_errors() {
     case(&fx(""), &["ERROR     a/bake", "cannot read", "a.json"]);
     case(r#"{"format": 1, "fixtures": [{"name": "a b", "terrain": "a.json", "spacing": 8.0}]}"#, &["`a b` must be letters"]);
     std::fs::remove_dir_all(&dir).unwrap();
-    let o = trnbake(&[], &PathBuf::from("/nonexistent/goldens"), &report);
+    let o = check(&[], &PathBuf::from("/nonexistent/goldens"), &report);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o).contains("/nonexistent/goldens/golden.json"), "{}", text(&o));
+    assert!(output_text(&o).contains("/nonexistent/goldens/golden.json"), "{}", output_text(&o));
 }

@@ -52,7 +52,7 @@ fn evaluator(t: &Terrain) -> HeightEvaluator {
 }
 
 fn evaluator_with(t: &Terrain, roads: bool) -> HeightEvaluator {
-    HeightEvaluator::new(t, &HeightOptions { data_root: Some(common::swg_root()), roads, ..Default::default() }).unwrap()
+    HeightEvaluator::new(t, &HeightOptions { roads, ..common::real_options() }).unwrap()
 }
 
 fn parity(name: &str, t: &Terrain, ctx: &GpuContext, grid: Grid) {
@@ -75,6 +75,7 @@ fn parity_with(name: &str, t: &Terrain, ctx: &GpuContext, grid: Grid, roads: boo
 }
 
 #[test]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn gpu_matches_cpu_on_demo_and_seams_are_exact() {
     let Some(ctx) = gpu() else { return };
     let t = trnbake_swg::model::json::demo_terrain();
@@ -91,11 +92,12 @@ fn gpu_matches_cpu_on_demo_and_seams_are_exact() {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn gpu_matches_cpu_on_real_planets() {
     let Some(ctx) = gpu() else { return };
     for name in ["tatooine", "naboo", "mustafar"] {
-        let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
-        let t = Terrain::load(&p).unwrap();
+        let Some(t) = common::planet(name) else { continue };
         parity(&format!("{name} whole map"), &t, &ctx, Grid { x0: -8192.0, z0: -8192.0, spacing: 16.0, cols: 1025, rows: 1025 });
     }
 }
@@ -127,11 +129,12 @@ fn complex_region(e: &HeightEvaluator, half: f32) -> (Grid, usize, bool) {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn gpu_matches_cpu_at_2m_in_complex_regions() {
     let Some(ctx) = gpu() else { return };
     for name in ["tatooine", "naboo", "mustafar"] {
-        let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
-        let t = Terrain::load(&p).unwrap();
+        let Some(t) = common::planet(name) else { continue };
         let e = evaluator(&t);
         let (grid, boundaries, bitmap) = complex_region(&e, e.plan.half_width);
         eprintln!("{name}: 2 m region at ({}, {}): {boundaries} boundaries, bitmap layer: {bitmap}", grid.x0, grid.z0);
@@ -141,11 +144,12 @@ fn gpu_matches_cpu_at_2m_in_complex_regions() {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn gpu_matches_cpu_with_roads_and_rivers() {
     let Some(ctx) = gpu() else { return };
     // Dathomir has roads and rivers; a 2 m window on one of its roads, and the whole map.
-    let Some(p) = common::real_file("terrain/dathomir.trn") else { return };
-    let t = Terrain::load(&p).unwrap();
+    let Some(t) = common::planet("dathomir") else { return };
     parity_with("dathomir roads on, whole map", &t, &ctx, Grid { x0: -8192.0, z0: -8192.0, spacing: 32.0, cols: 513, rows: 513 }, true);
     let e = evaluator_with(&t, true);
     assert!(!e.plan.roads.is_empty(), "dathomir's plan has road records");
@@ -159,10 +163,11 @@ fn gpu_matches_cpu_with_roads_and_rivers() {
 /// `height_strip`) give the same bits: both against each other on a real planet at 16 m and a
 /// 2 m window, tiles of a size that leaves partial strips at every tile's east edge.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn height_strips_give_the_same_bits() {
     let Some(ctx) = gpu() else { return };
-    let Some(p) = common::real_file("terrain/tatooine.trn") else { return };
-    let t = Terrain::load(&p).unwrap();
+    let Some(t) = common::planet("tatooine") else { return };
     let e = evaluator(&t);
     let one = GpuContext::with_height_strip(ctx.adapter.device_type == "Cpu", Some(&ctx.adapter.name), 1).unwrap();
     let four = GpuContext::with_height_strip(ctx.adapter.device_type == "Cpu", Some(&ctx.adapter.name), 4).unwrap();

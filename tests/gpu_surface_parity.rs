@@ -94,8 +94,7 @@ fn compare(name: &str, cpu: &SurfaceGrid, gpu: &SurfaceGrid) {
 }
 
 fn evaluators(t: &Terrain, opts: SurfaceOptions) -> (HeightEvaluator, SurfaceEvaluator) {
-    let h = HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() };
-    (HeightEvaluator::new(t, &h).unwrap(), SurfaceEvaluator::new(t, &h, opts).unwrap())
+    common::evaluators(t, &common::lenient_options(), opts)
 }
 
 fn parity(name: &str, ctx: &GpuContext, he: &HeightEvaluator, se: &SurfaceEvaluator, grid: Grid, method: NormalMethod) {
@@ -110,6 +109,7 @@ fn parity(name: &str, ctx: &GpuContext, he: &HeightEvaluator, se: &SurfaceEvalua
 }
 
 #[test]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn demo_terrain_under_every_surface_option() {
     let Some(ctx) = gpu() else { return };
     let t = trnbake_swg::model::json::demo_terrain();
@@ -126,6 +126,7 @@ fn demo_terrain_under_every_surface_option() {
 }
 
 #[test]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn aspect_direction_filter_stays_on_the_cpu() {
     let Some(ctx) = gpu() else { return };
     let t = trnbake_swg::model::json::demo_terrain();
@@ -142,6 +143,7 @@ fn aspect_direction_filter_stays_on_the_cpu() {
 /// before tree slopes and scaled density on the demo; the separate passes on the demo and
 /// road fixture; the CPU-only tree readings are refused.
 #[test]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn tree_walk_matches_cpu() {
     let Some(ctx) = gpu() else { return };
     let tree = SurfaceOptions { walk: SurfaceWalk::Tree, ..Default::default() };
@@ -151,12 +153,11 @@ fn tree_walk_matches_cpu() {
     let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
     let t = trnbake_bake::golden::load_terrain(&golden.join("roads_water.json")).unwrap();
     let h = HeightOptions { roads: true, ..Default::default() };
-    let (he, se) = (HeightEvaluator::new(&t, &h).unwrap(), SurfaceEvaluator::new(&t, &h, tree).unwrap());
+    let (he, se) = common::evaluators(&t, &h, tree);
     let half = f64::from(t.header.map_width) / 2.0;
     let n = (2.0 * half / 4.0) as u32 + 1;
     parity("roads_water tree walk", &ctx, &he, &se, Grid { x0: -half, z0: -half, spacing: 4.0, cols: n, rows: n }, NormalMethod::Faces);
-    if let Some(p) = common::real_file("terrain/dathomir.trn") {
-        let t = Terrain::load(&p).unwrap();
+    if let Some(t) = common::planet("dathomir") {
         let (he, se) = evaluators(&t, tree);
         let half = f64::from(se.plan.half_width);
         let n = (2.0 * half / 32.0) as u32 + 1;
@@ -182,7 +183,7 @@ fn tree_walk_matches_cpu() {
     let (he, se) = evaluators(&trnbake_swg::model::json::demo_terrain(), separate);
     parity("demo separate passes", &ctx, &he, &se, Grid { x0: -2050.0, z0: -1990.0, spacing: 8.0, cols: 517, rows: 389 }, NormalMethod::Faces);
     let t = trnbake_bake::golden::load_terrain(&golden.join("roads_water.json")).unwrap();
-    let (he, se) = (HeightEvaluator::new(&t, &h).unwrap(), SurfaceEvaluator::new(&t, &h, separate).unwrap());
+    let (he, se) = common::evaluators(&t, &h, separate);
     parity("roads_water separate passes", &ctx, &he, &se, Grid { x0: -half, z0: -half, spacing: 4.0, cols: n, rows: n }, NormalMethod::Faces);
     let cpu_only = [SurfaceWalk::TreeHeight, SurfaceWalk::TreeShader].map(|walk| SurfaceOptions { walk, ..Default::default() });
     for opts in cpu_only {
@@ -214,11 +215,12 @@ fn busy_window(se: &SurfaceEvaluator) -> Grid {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn gpu_surface_matches_cpu_on_tatooine_and_mustafar() {
     let Some(ctx) = gpu() else { return };
     for name in ["tatooine", "mustafar"] {
-        let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
-        let t = Terrain::load(&p).unwrap();
+        let Some(t) = common::planet(name) else { continue };
         let (he, se) = evaluators(&t, SurfaceOptions::default());
         let half = f64::from(se.plan.half_width);
         let n = (2.0 * half / 32.0) as u32 + 1;
@@ -230,16 +232,12 @@ fn gpu_surface_matches_cpu_on_tatooine_and_mustafar() {
 /// `bake --maps auto --backend gpu` computes the surface maps on the GPU, says so in the
 /// manifest, and writes the same bytes as `--backend cpu` for every output.
 #[test]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn gpu_bake_writes_the_cpu_bakes_maps() {
     let Some(_ctx) = gpu() else { return };
     let bake = |backend: &str| {
-        let out = std::env::temp_dir().join(format!("trnbake-test-{}-surface-{backend}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&out);
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_trnbake"))
-            .args(["bake", "--backend", backend, "--spacing", "16", "-q", "-o"])
-            .arg(&out)
-            .output()
-            .unwrap();
+        let out = common::tmp_path(&format!("surface-{backend}"));
+        let o = common::trnbake().args(["bake", "--backend", backend, "--spacing", "16", "-q", "-o"]).arg(&out).output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let m: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
         std::fs::remove_dir_all(&out).unwrap();
@@ -260,14 +258,14 @@ fn gpu_bake_writes_the_cpu_bakes_maps() {
 /// terrains in `golden/`), with the road and river height model on: the road / river /
 /// ribbon shader parts (§5.12 step 5) and the water-adjacent rules run on both backends.
 #[test]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn gpu_surface_matches_cpu_on_road_and_surface_fixtures() {
     let Some(ctx) = gpu() else { return };
     let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
     for name in ["roads_water", "surfaces"] {
         let t = trnbake_bake::golden::load_terrain(&golden.join(format!("{name}.json"))).unwrap();
         let h = HeightOptions { roads: true, ..Default::default() };
-        let he = HeightEvaluator::new(&t, &h).unwrap();
-        let se = SurfaceEvaluator::new(&t, &h, SurfaceOptions::default()).unwrap();
+        let (he, se) = common::evaluators(&t, &h, SurfaceOptions::default());
         let road_shaders = se.later_plan.affectors.iter().filter(|a| a.kind == trnbake_swg::plan::AFFECTOR_ROAD_SHADER).count();
         if name == "roads_water" {
             assert!(road_shaders > 0, "{name} must exercise the road / river / ribbon shader parts");
@@ -316,6 +314,7 @@ fn water_parity(name: &str, ctx: &GpuContext, t: &Terrain, grid: Grid) -> (usize
 /// demo terrain on a grid of several ragged tiles, and whole maps of naboo (local water, no
 /// global table) and mustafar (lava) at 32 m.
 #[test]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn gpu_water_levels_match_cpu() {
     let Some(ctx) = gpu() else { return };
     let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
@@ -334,8 +333,7 @@ fn gpu_water_levels_match_cpu() {
     assert!(wet > 0, "the demo terrain has water");
 
     for name in ["naboo", "mustafar"] {
-        let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
-        let t = Terrain::load(&p).unwrap();
+        let Some(t) = common::planet(name) else { continue };
         let half = f64::from(t.header.map_width) / 2.0;
         let n = (2.0 * half / 32.0) as u32 + 1;
         let (_, local) = water_parity(&format!("{name} whole map"), &ctx, &t, Grid { x0: -half, z0: -half, spacing: 32.0, cols: n, rows: n });
@@ -347,6 +345,7 @@ fn gpu_water_levels_match_cpu() {
 /// kernel and recomputed on the CPU: the `surfaces` fixture with 40 nested circles that each
 /// add a collidable family, so the centre posts stack 40 adds and the outer ones fewer.
 #[test]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn deep_flora_stacks_fall_back_per_post() {
     let Some(ctx) = gpu() else { return };
     let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");

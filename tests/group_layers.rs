@@ -72,8 +72,7 @@ fn terrain() -> Terrain {
 }
 
 fn evaluators(t: &Terrain, walk: SurfaceWalk) -> (HeightEvaluator, SurfaceEvaluator) {
-    let opts = HeightOptions::default();
-    (HeightEvaluator::new(t, &opts).unwrap(), SurfaceEvaluator::new(t, &opts, SurfaceOptions { walk, ..Default::default() }).unwrap())
+    common::evaluators(t, &HeightOptions::default(), SurfaceOptions { walk, ..Default::default() })
 }
 
 /// The plans drop a pure group's invert flags (so both evaluators read §5.3 alike) and keep
@@ -115,6 +114,7 @@ fn pure_groups_pass_amount_one_to_their_children_on_the_cpu() {
 
 /// The GPU's height and surface passes agree with the CPU bit for bit on every post.
 #[test]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn pure_groups_match_on_the_gpu() {
     let Some(ctx) = common::gpu() else { return };
     let t = terrain();

@@ -31,6 +31,7 @@ fn check(e: &HeightEvaluator, x: f32, z: f32, want: f64, tol: f64) {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn tatooine_0015_heights_with_bitmap_gain() {
     let Some(e) = evaluator("terrain/tatooine.trn", HeightOptions::default()) else { return };
     for (x, z, want) in TATOOINE_VECTORS {
@@ -39,12 +40,14 @@ fn tatooine_0015_heights_with_bitmap_gain() {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn tatooine_0015_without_bitmap_gain() {
     let Some(e) = evaluator("terrain/tatooine.trn", HeightOptions { bitmap_gain: false, ..Default::default() }) else { return };
     check(&e, 3528.0, -4804.0, 3.0399, 1e-3);
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn tatooine_pre_cu_heights() {
     let Some(e) = evaluator("extra/tatooine_pre_cu.trn", HeightOptions::default()) else { return };
     for (x, z, want) in TATOOINE_VECTORS {
@@ -54,6 +57,7 @@ fn tatooine_pre_cu_heights() {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn test_terrain_known_heights() {
     let Some(e) = evaluator("extra/test_terrain.trn", HeightOptions::default()) else { return };
     check(&e, -238.0, -166.0, 30.36765, 0.01);
@@ -61,6 +65,7 @@ fn test_terrain_known_heights() {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn point_and_batch_queries_agree() {
     let Some(e) = evaluator("terrain/tatooine.trn", HeightOptions::default()) else { return };
     let pts: Vec<(f32, f32)> = TATOOINE_VECTORS.iter().map(|v| (v.0, v.1)).collect();

@@ -2,6 +2,8 @@
 
 mod common;
 
+use common::{tmp, trnbake};
+
 use std::path::PathBuf;
 
 use trnbake_nwn2::{codec, model::*};
@@ -13,6 +15,7 @@ fn nwn2_file(rel: &str) -> Option<PathBuf> {
 const SAMPLES: [&str; 2] = ["TestImportExportTRN.trn", "TestImportExportTRN.trx"];
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn real_files_rewrite_byte_exact() {
     for name in SAMPLES {
         let Some(p) = nwn2_file(name) else { return };
@@ -23,6 +26,7 @@ fn real_files_rewrite_byte_exact() {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn real_aswm_reencodes_byte_exact_when_decompressed() {
     for name in SAMPLES {
         let Some(p) = nwn2_file(name) else { return };
@@ -40,27 +44,17 @@ fn real_aswm_reencodes_byte_exact_when_decompressed() {
     }
 }
 
-use std::process::Command;
 use trnbake_nwn2::check::check;
 use trnbake_nwn2::walkmesh::{self, VertexGrid, WalkOptions};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_trnbake"))
-}
-
-fn tmp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("trnbake-nwn2-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// Runs `trnbake nwn2 ARGS`; returns (success, stdout + stderr).
 fn nwn2(args: &[&str]) -> (bool, String) {
-    let o = bin().arg("nwn2").args(args).output().unwrap();
+    let o = trnbake().arg("nwn2").args(args).output().unwrap();
     (o.status.success(), String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr))
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn real_files_pass_check_and_trx_passes_strict() {
     for name in SAMPLES {
         let Some(p) = nwn2_file(name) else { return };
@@ -79,6 +73,7 @@ fn real_files_pass_check_and_trx_passes_strict() {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn info_reports_size_counts_walkable_islands_textures() {
     let Some(p) = nwn2_file(SAMPLES[1]) else { return };
     let (ok, out) = nwn2(&["info", "--json", p.to_str().unwrap()]);
@@ -95,8 +90,9 @@ fn info_reports_size_counts_walkable_islands_textures() {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn decompile_compile_round_trips_byte_exact() {
-    let d = tmp_dir("json");
+    let d = tmp("json");
     for name in SAMPLES {
         let Some(p) = nwn2_file(name) else { return };
         let json = d.join(format!("{name}.json"));
@@ -126,7 +122,7 @@ fn fails_with(tag: &str, mutate: impl Fn(&mut Nwn2File), expect: &str) {
     let Some(p) = nwn2_file(SAMPLES[1]) else { return };
     let mut f = trnbake_nwn2::load(&p).unwrap();
     mutate(&mut f);
-    let d = tmp_dir(tag);
+    let d = tmp(tag);
     let q = d.join("bad.trx");
     trnbake_nwn2::save(&q, &f).unwrap();
     let (ok, out) = nwn2(&["check", "--strict", q.to_str().unwrap()]);
@@ -161,6 +157,7 @@ fn busy_tile(a: &Aswm) -> usize {
 macro_rules! rule {
     ($name:ident, $mutate:expr, $expect:expr) => {
         #[test]
+        #[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
         fn $name() {
             fails_with(stringify!($name), $mutate, $expect);
         }
@@ -216,6 +213,7 @@ rule!(
     "with no islands it must be 0xFFFF (strict)"
 );
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn rule_tile_grid_complete_in_memory() {
     // In bytes the grid size decides how many tiles are read, so a short grid is a parse
     // error (the tile records run into what follows); in memory it is this rule.
@@ -357,6 +355,7 @@ rule!(
 rule!(rule_island_path_next, |f: &mut Nwn2File| aswm(f).island_paths[7].next = 500, "island path table: entry 7: next 500");
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn rule_watr_flag_count_in_memory() {
     fails_in_memory(
         |f| {
@@ -368,6 +367,7 @@ fn rule_watr_flag_count_in_memory() {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn rule_nodes_length_in_memory() {
     fails_in_memory(
         |f| {
@@ -381,6 +381,7 @@ fn rule_nodes_length_in_memory() {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn rule_island_path_table_length_in_memory() {
     fails_in_memory(
         |f| {
@@ -393,6 +394,7 @@ fn rule_island_path_table_length_in_memory() {
 
 /// Parse-time rules of nwn2 §A.8: mutated bytes are refused with packet, field and offset.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn parse_rules_refuse_bad_bytes() {
     let Some(p) = nwn2_file(SAMPLES[1]) else { return };
     let bytes = std::fs::read(&p).unwrap();
@@ -469,6 +471,7 @@ fn area_opts(w: u32, h: u32, trx: bool) -> trnbake_nwn2::export::AreaOptions {
 /// triangle lists and vertex positions (checkerboard diagonal, nwn2 §A.1), uv/weights,
 /// blend-map DDS headers (§A.4), and the walkmesh's walkable set and TRX shape (§A.6.4, A.7).
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn export_of_sample_heights_matches_toolset_conventions() {
     let Some(p) = nwn2_file(SAMPLES[0]) else { return };
     let Some(px) = nwn2_file(SAMPLES[1]) else { return };
@@ -508,9 +511,10 @@ fn export_of_sample_heights_matches_toolset_conventions() {
 /// A SWG region exported through the CLI passes every strict check, in both forms, and
 /// rewrites byte-exact; the TRRN vertices equal the walkmesh vertices (nwn2 §A.1).
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn swg_region_export_passes_strict_and_round_trips() {
     let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
-    let d = tmp_dir("swg");
+    let d = tmp("swg");
     let out = d.join("mos.trn");
     let root = common::swg_root();
     let (ok, msg) = nwn2(&[
@@ -586,7 +590,7 @@ fn swg_region_export_passes_strict_and_round_trips() {
 #[test]
 fn heightmap_export_range_error_and_rescale() {
     use trnbake_raster::{Grid, MemSource};
-    let d = tmp_dir("ter");
+    let d = tmp("ter");
     let g = Grid { cols: 129, rows: 129, x0: 0.0, z0: 0.0, spacing: 2.0 };
     let h: Vec<f32> = (0..129 * 129).map(|i| ((i % 129) as f32 * 0.05).sin() * 150.0 + (i / 129) as f32).collect();
     let src = MemSource::south_first(g, h).unwrap();
@@ -859,9 +863,10 @@ fn mutated_bytes_never_panic_and_accepted_ones_rewrite_stably() {
 /// SWG water becomes WATR packets (nwn2 §A.5) where the ground dips below it: a 25 × 25 grid
 /// at the (rescaled) water level, triangles flagged water where the ground is below.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn swg_water_becomes_watr() {
     let Some(trn) = common::real_file("terrain/naboo.trn") else { return };
-    let d = tmp_dir("water");
+    let d = tmp("water");
     let out = d.join("lake.trn");
     let root = common::swg_root();
     let (ok, msg) = nwn2(&[

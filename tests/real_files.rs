@@ -5,6 +5,7 @@ mod common;
 use trnbake_swg::model::Terrain;
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn every_real_file_round_trips_through_model_and_json() {
     let files = common::all_trn_files();
     if files.is_empty() {

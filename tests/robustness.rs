@@ -6,81 +6,20 @@
 
 mod common;
 
+use common::alloc::{peak_alloc, Counting};
+use common::iff::{chunk, form};
+
 use proptest::prelude::*;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::path::PathBuf;
 use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 use trnbake_swg::iff::{self, Limits, Node};
 use trnbake_swg::model::Terrain;
 
-// ---------------------------------------------------------------------------------------
-// A counting allocator: per-thread current and peak bytes while a measurement is active
-// (tests run on several threads at once, so the counters are thread-local).
-// ---------------------------------------------------------------------------------------
-
-struct Counting;
-
-thread_local! {
-    static ACTIVE: Cell<bool> = const { Cell::new(false) };
-    static CURRENT: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-}
-
-fn track(delta: isize) {
-    let _ = ACTIVE.try_with(|a| {
-        if a.get() {
-            let _ = CURRENT.try_with(|c| {
-                let now = c.get() + delta;
-                c.set(now);
-                let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
-            });
-        }
-    });
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            track(layout.size() as isize);
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            track(layout.size() as isize);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        track(-(layout.size() as isize));
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            track(new_size as isize - layout.size() as isize);
-        }
-        p
-    }
-}
-
+// The counting allocator (tests/common/alloc.rs): per-thread current and peak bytes while a
+// measurement is active.
 #[global_allocator]
 static ALLOC: Counting = Counting;
-
-/// Run `f` and return its result with the peak number of bytes it held allocated at once
-/// (on this thread, above what was allocated before it started).
-fn peak_alloc<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    CURRENT.with(|c| c.set(0));
-    PEAK.with(|p| p.set(0));
-    ACTIVE.with(|a| a.set(true));
-    let r = f();
-    ACTIVE.with(|a| a.set(false));
-    (r, PEAK.with(|p| p.get()).max(0) as usize)
-}
 
 /// The memory bound of the issue: 64 bytes per input byte plus 16 MiB.
 fn memory_bound(input_len: usize) -> usize {
@@ -344,6 +283,7 @@ proptest! {
 
     /// Any truncation strictly inside a file is an error.
     #[test]
+    #[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
     fn truncated_real_files_are_errors(file in any::<Index>(), cut in any::<Index>()) {
         let c = corpus();
         if c.is_empty() {
@@ -377,6 +317,7 @@ proptest! {
     /// Truncations whose enclosing sizes are fixed up reach every decoder with a short
     /// payload or list: an error, or a shorter file that writes back stably.
     #[test]
+    #[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
     fn truncated_with_sizes_fixed_never_panic(file in any::<Index>(), cut in any::<Index>()) {
         let c = corpus();
         if c.is_empty() {
@@ -394,6 +335,7 @@ proptest! {
     /// Corrupted files (random bytes, size fields, tags, insertions, deletions) parse to an
     /// error or to a model that writes back stably, never a panic.
     #[test]
+    #[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
     fn corrupted_real_files_never_panic(file in any::<Index>(), ms in prop::collection::vec(mutation(), 1..=3)) {
         let c = corpus();
         if c.is_empty() {
@@ -415,6 +357,7 @@ proptest! {
 /// Every truncation point of the smallest files, and every size field of them set to each
 /// hostile value.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn every_truncation_and_every_size_field_of_small_files() {
     let mut cases = 0;
     for s in corpus().iter().filter(|s| s.bytes.len() <= 4096) {
@@ -444,6 +387,7 @@ const EDGE_WORDS: &[u32] = &[0x7fc0_0000, 0xff80_0000, 0x7f7f_ffff, 0x0080_0000,
 /// overwritten with each edge value: random bytes rarely make a float tiny or infinite, and
 /// the model's derived values (`info`, `validate`) divide and convert them.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn edge_values_in_every_payload_field_of_small_files() {
     let mut cases = 0;
     let mut failures = Vec::new();
@@ -475,6 +419,7 @@ fn edge_values_in_every_payload_field_of_small_files() {
 
 /// A truncated real file's error names a place inside PTAT and an offset inside the file.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn truncated_file_error_has_ptat_path_and_offset() {
     let Some(s) = corpus().iter().find(|s| s.name == "terrain/dungeon1.trn") else { return };
     for cut in [s.bytes.len() / 3, s.bytes.len() / 2, s.bytes.len() - 1] {
@@ -486,6 +431,7 @@ fn truncated_file_error_has_ptat_path_and_offset() {
 
 /// The same with the enclosing sizes fixed up: the error is where the cut landed.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn truncated_payload_error_has_ptat_path_and_offset() {
     let Some(s) = corpus().iter().find(|s| s.name == "terrain/dungeon1.trn") else { return };
     let mut errors = 0;
@@ -502,21 +448,6 @@ fn truncated_payload_error_has_ptat_path_and_offset() {
 // ---------------------------------------------------------------------------------------
 // Bounded memory.
 // ---------------------------------------------------------------------------------------
-
-fn chunk(tag: &[u8; 4], data: &[u8]) -> Vec<u8> {
-    let mut v = tag.to_vec();
-    v.extend_from_slice(&(data.len() as u32).to_be_bytes());
-    v.extend_from_slice(data);
-    v
-}
-
-fn form(tag: &[u8; 4], body: &[u8]) -> Vec<u8> {
-    let mut v = b"FORM".to_vec();
-    v.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
-    v.extend_from_slice(tag);
-    v.extend_from_slice(body);
-    v
-}
 
 /// Parse on a fresh thread under the allocation counter and a wall-clock budget (the test
 /// fails once the budget is spent, without waiting for a runaway parse to finish).
@@ -599,6 +530,7 @@ fn huge_sizes_and_counts_error_without_allocating() {
 
 /// Corrupted real files parse within the memory bound.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn corrupted_real_files_stay_within_the_memory_bound() {
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut rnd = move || {

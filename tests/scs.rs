@@ -5,8 +5,9 @@
 
 mod common;
 
+use common::{tmp, trnbake};
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use proptest::prelude::*;
 use trnbake_raster::Grid;
@@ -20,15 +21,9 @@ fn scs_data(rel: &str) -> Option<PathBuf> {
     common::shared_data_file(&format!("scs/{rel}"))
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("trnbake-scs-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn trnbake(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_trnbake")).args(args).output().unwrap()
+/// `trnbake ARGS`, run to its end.
+fn run(args: &[&str]) -> std::process::Output {
+    trnbake().args(args).output().unwrap()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -36,6 +31,7 @@ fn trnbake(args: &[&str]) -> std::process::Output {
 // ---------------------------------------------------------------------------------------
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn modeltest_round_trips_byte_exact() {
     let Some(mbd) = scs_data("modeltest.mbd") else { return };
     let map = Map::load(&mbd).unwrap();
@@ -233,9 +229,9 @@ fn check_passes_a_valid_sector_and_info_counts_it() {
     assert_eq!(i.items.get("terrain"), Some(&1));
     assert_eq!(i.items.get("bezier_patch"), Some(&1));
     assert_eq!(i.nodes, 3);
-    let out = trnbake(&["scs", "check", d.join("sec+0000+0000.aux").to_str().unwrap()]);
+    let out = run(&["scs", "check", d.join("sec+0000+0000.aux").to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = trnbake(&["scs", "info", "--json", d.join("sec+0000+0000.aux").to_str().unwrap()]);
+    let out = run(&["scs", "info", "--json", d.join("sec+0000+0000.aux").to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["items"]["terrain"], 1);
     assert_eq!(v["nodes"], 3);
@@ -252,7 +248,7 @@ fn check_quad_count_must_equal_rows_times_cols() {
     assert!(q.item.as_deref().unwrap().contains("bezier_patch 0x0000000000000300"));
     // The offset points at the stored quad_count (16·16 − 1).
     assert_eq!(u32_at(&bytes, q.offset), 255);
-    let out = trnbake(&["scs", "check", d.join("sec+0000+0000.aux").to_str().unwrap()]);
+    let out = run(&["scs", "check", d.join("sec+0000+0000.aux").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("quad.quad_count"));
 }
@@ -335,7 +331,7 @@ fn check_each_file_is_consumed_exactly() {
     let probs = inspect::check(&inspect::load(&p).unwrap());
     assert_eq!(probs.len(), 1);
     assert!(probs[0].offset <= 200 && !probs[0].field.is_empty(), "{probs:?}");
-    let out = trnbake(&["scs", "check", p.to_str().unwrap()]);
+    let out = run(&["scs", "check", p.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
 }
 
@@ -486,16 +482,17 @@ fn bicubic_bezier_heightmap_fits_within_1e4() {
     assert!(max <= 1e-4 && rms <= 1e-4, "independent: rms {rms}, max {max}");
     let (_, max_exact, _) = independent_error(&patches, &e.manifest, &|c, r| exact[r * n + c]);
     assert!(max_exact <= 1e-4, "vs the exact surface: {max_exact}");
-    let out = trnbake(&["scs", "check", e.mbd.to_str().unwrap()]);
+    let out = run(&["scs", "check", e.mbd.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn real_swg_region_2m_32m_patches_reproduced_independently() {
     let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
     let d = tmp("swg");
     let root = common::swg_root();
-    let out = trnbake(&[
+    let out = run(&[
         "scs",
         "export",
         trn.to_str().unwrap(),
@@ -529,7 +526,7 @@ fn real_swg_region_2m_32m_patches_reproduced_independently() {
     assert!((rms - m.rms).abs() <= 1e-4 * m.rms.max(1.0), "rms {rms} vs manifest {}", m.rms);
     assert!((max - m.max).abs() <= 1e-3, "max {max} vs manifest {}", m.max);
     assert!(m.rms > 0.01 && m.rms < 5.0, "a real region does not fit exactly, nor terribly: {}", m.rms);
-    let out = trnbake(&["scs", "check", d.join("trnbake.mbd").to_str().unwrap()]);
+    let out = run(&["scs", "check", d.join("trnbake.mbd").to_str().unwrap()]);
     assert!(out.status.success());
 }
 
@@ -616,7 +613,7 @@ fn items_are_split_into_sectors_by_centre() {
         }
         assert_eq!(s.desc.unwrap().min, [sx * 4000 * 256, sz * 4000 * 256]);
     }
-    let out = trnbake(&["scs", "check", e.mbd.to_str().unwrap()]);
+    let out = run(&["scs", "check", e.mbd.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
@@ -637,11 +634,11 @@ fn export_then_rasterize_overlays_the_input() {
     let grid = Grid { cols: n as u32, rows: n as u32, x0: 500000.0, z0: 4100000.0, spacing: 4.0 };
     trnbake_raster::write_geotiff_f32(&src, &grid, &h, "test CRS").unwrap();
     let map = d.join("map");
-    let out = trnbake(&["scs", "export", src.to_str().unwrap(), "--patch", "32", "--origin", "-2000,1000", "-o", map.to_str().unwrap()]);
+    let out = run(&["scs", "export", src.to_str().unwrap(), "--patch", "32", "--origin", "-2000,1000", "-o", map.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let m: Manifest = serde_json::from_slice(&std::fs::read(map.join("manifest.json")).unwrap()).unwrap();
     let back = d.join("back.tif");
-    let out = trnbake(&["scs", "rasterize", map.join("trnbake.mbd").to_str().unwrap(), "-o", back.to_str().unwrap()]);
+    let out = run(&["scs", "rasterize", map.join("trnbake.mbd").to_str().unwrap(), "-o", back.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let imp = trnbake_raster::readers::open(&back, &Default::default()).unwrap();
     let g = imp.source.grid();
@@ -657,7 +654,7 @@ fn export_then_rasterize_overlays_the_input() {
     assert_eq!(side["coordinates"], "export source (manifest.json)");
     // --region picks the posts inside it (in the input's coordinates), snapped inwards.
     let sub = d.join("sub");
-    let out = trnbake(&["scs", "export", src.to_str().unwrap(), "--patch", "16", "--region", "500001,4100010,500130,4100200", "-o", sub.to_str().unwrap()]);
+    let out = run(&["scs", "export", src.to_str().unwrap(), "--patch", "16", "--region", "500001,4100010,500130,4100200", "-o", sub.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let m: Manifest = serde_json::from_slice(&std::fs::read(sub.join("manifest.json")).unwrap()).unwrap();
     let g = m.georef.grid;
@@ -676,7 +673,7 @@ fn rasterize_without_manifest_uses_scs_world_and_marks_terrain_approximate() {
     map.sectors.insert((0, 0), trnbake_scs::map::Sector { aux: Some(std::mem::replace(&mut f, SectorFile::empty())), ..Default::default() });
     map.save(&d).unwrap();
     let out = d.join("w.tif");
-    let o = trnbake(&["scs", "rasterize", d.join("w.mbd").to_str().unwrap(), "-o", out.to_str().unwrap(), "--spacing", "2"]);
+    let o = run(&["scs", "rasterize", d.join("w.mbd").to_str().unwrap(), "-o", out.to_str().unwrap(), "--spacing", "2"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let side: serde_json::Value = serde_json::from_slice(&std::fs::read(d.join("w.tif.json")).unwrap()).unwrap();
     assert_eq!(side["approximate"], true);
@@ -733,22 +730,23 @@ proptest! {
 /// Issue #26 case 5: a `.mbd` whose sector folder is missing, or empty, fails `scs check`
 /// (it used to say "ok (0 files, 0 items, every check passed)").
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn check_fails_without_the_sector_folder_or_with_an_empty_one() {
     let Some(mbd) = scs_data("modeltest.mbd") else { return };
     let d = tmp("no-sectors");
     let other = d.join("other.mbd");
     std::fs::copy(&mbd, &other).unwrap();
-    let out = trnbake(&["scs", "check", other.to_str().unwrap()]);
+    let out = run(&["scs", "check", other.to_str().unwrap()]);
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("the sector folder the .mbd implies is missing"), "{text}");
     std::fs::create_dir_all(d.join("other")).unwrap();
-    let out = trnbake(&["scs", "check", other.to_str().unwrap()]);
+    let out = run(&["scs", "check", other.to_str().unwrap()]);
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("holds no sector files"), "{text}");
     // The real map beside its folder still passes.
-    assert_eq!(trnbake(&["scs", "check", mbd.to_str().unwrap()]).status.code(), Some(0));
+    assert_eq!(run(&["scs", "check", mbd.to_str().unwrap()]).status.code(), Some(0));
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -774,7 +772,7 @@ fn max_error_is_held_or_every_miss_is_reported() {
     let d = tmp("max-error");
     let smooth = heightmap(&d, "smooth.tif", 129, |x, z| 5.0 * (x / 6.0).sin() * (z / 7.0).cos());
     let out = d.join("smooth");
-    let o = trnbake(&["scs", "export", smooth.to_str().unwrap(), "--patch", "32", "--max-error", "0.05", "--strict", "-o", out.to_str().unwrap()]);
+    let o = run(&["scs", "export", smooth.to_str().unwrap(), "--patch", "32", "--max-error", "0.05", "--strict", "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let m = export_manifest(&out);
     assert_eq!(m["max_error_held"], true, "{m}");
@@ -785,7 +783,7 @@ fn max_error_is_held_or_every_miss_is_reported() {
     let cliff = heightmap(&d, "cliff.tif", 129, |x, _| if x < 64.5 { 0.0 } else { 10.0 });
     let out = d.join("cliff");
     let args = ["scs", "export", cliff.to_str().unwrap(), "--patch", "32", "--max-error", "0.5", "-o", out.to_str().unwrap()];
-    let o = trnbake(&args);
+    let o = run(&args);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "without --strict the map is written: {err}");
     assert!(err.contains("miss --max-error 0.5 m") && err.contains("manifest.json"), "{err}");
@@ -794,7 +792,7 @@ fn max_error_is_held_or_every_miss_is_reported() {
     let over = m["over_max_error"].as_array().unwrap();
     assert!(!over.is_empty() && over.iter().all(|p| p["max"].as_f64().unwrap() > 0.5 && !p["reason"].as_str().unwrap().is_empty()), "{m}");
     assert!((over[0]["max"].as_f64().unwrap() - m["max"].as_f64().unwrap()).abs() < 1e-9, "the worst miss comes first");
-    let o = trnbake(&[&args[..], &["--strict"]].concat());
+    let o = run(&[&args[..], &["--strict"]].concat());
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--strict"));
     std::fs::remove_dir_all(&d).unwrap();

@@ -4,26 +4,19 @@
 mod common;
 use trnbake_swg::eval::{Grid, HeightEvaluator};
 use trnbake_swg::fidelity::{check_pimp, check_smap_whole_map, smap_stale_layers, CellPicker};
-use trnbake_swg::model::Terrain;
-use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::surface::normals::NormalMethod;
-use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
-
-fn evaluators(t: &Terrain) -> (HeightEvaluator, SurfaceEvaluator) {
-    let opts = HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() };
-    (HeightEvaluator::new(t, &opts).unwrap(), SurfaceEvaluator::new(t, &opts, SurfaceOptions::default()).unwrap())
-}
+use trnbake_swg::surface::SurfaceOptions;
 
 /// Most-likely collidable family vs PIMP in 4,000 random cells per planet, each cell's
 /// chances the mean over a 4×4 sample of its posts (the original object lies somewhere in
 /// the cell). Issue targets: tatooine ≥ 94 %, yavin4 ≥ 96 %, and calibration within 0.1 in
 /// every bin of ≥ 100 cells; the other planets are reported and guarded against regressions.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn pimp_agreement_and_calibration() {
     for (name, floor) in [("tatooine", 0.94), ("yavin4", 0.96), ("naboo", 0.90), ("dathomir", 0.30), ("mustafar", 0.9), ("kashyyyk_main", 0.75)] {
-        let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
-        let t = Terrain::load(&p).unwrap();
-        let (he, se) = evaluators(&t);
+        let Some(t) = common::planet(name) else { continue };
+        let (he, se) = common::evaluators(&t, &common::lenient_options(), SurfaceOptions::default());
         let r = check_pimp(&t, &he, &se, NormalMethod::Faces, 4, 4000, 1).unwrap();
         eprintln!(
             "{name}: PIMP {}/{} flora cells agree ({:.2} %); empty {}/{}; worst calibration gap (bins ≥ 100 cells) {:.3}",
@@ -54,11 +47,11 @@ fn pimp_agreement_and_calibration() {
 /// standard errors below the whole-map figure. The `smap` map code (`smap_chunks`, per-point
 /// heights) must give the same bit as the whole-grid rule in 2,000 random chunks.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn smap_map_reproduces_the_baked_smap() {
     for name in ["tatooine", "naboo", "yavin4", "mustafar", "dathomir"] {
-        let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
-        let t = Terrain::load(&p).unwrap();
-        let opts = HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() };
+        let Some(t) = common::planet(name) else { continue };
+        let opts = common::lenient_options();
         let stale = smap_stale_layers(name);
         let r = check_smap_whole_map(&t, &opts, stale).unwrap();
         eprintln!(
@@ -100,10 +93,8 @@ fn read_png(path: &std::path::Path) -> (png::OutputInfo, Vec<u8>) {
 /// 255 exactly where a shader applies, and the manifest lists every file.
 #[test]
 fn demo_bake_writes_surface_maps() {
-    let out = std::env::temp_dir().join(format!("trnbake-test-{}-maps", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let o =
-        std::process::Command::new(env!("CARGO_BIN_EXE_trnbake")).args(["bake", "--backend", "cpu", "--spacing", "16", "-q", "-o"]).arg(&out).output().unwrap();
+    let out = common::tmp_path("maps");
+    let o = common::trnbake().args(["bake", "--backend", "cpu", "--spacing", "16", "-q", "-o"]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for f in [
         "normals.png",
@@ -146,10 +137,9 @@ fn demo_bake_writes_surface_maps() {
 /// whose instance count per family matches the summed probabilities.
 #[test]
 fn flora_family_maps_and_scatter_follow_the_probabilities() {
-    let out = std::env::temp_dir().join(format!("trnbake-test-{}-scatter", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
+    let out = common::tmp_path("scatter");
     let run = |dir: &std::path::Path| {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_trnbake"))
+        let o = common::trnbake()
             .args(["bake", "--backend", "cpu", "--spacing", "16", "--maps", "flora,flora_families,scatter", "-q", "-o"])
             .arg(dir)
             .output()
@@ -180,14 +170,8 @@ fn flora_family_maps_and_scatter_follow_the_probabilities() {
 
 /// Bakes the demo at 16 m (257 posts a side) with `args`; returns the folder and stderr.
 fn bake_demo(name: &str, args: &[&str]) -> (std::path::PathBuf, String) {
-    let out = std::env::temp_dir().join(format!("trnbake-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_trnbake"))
-        .args(["bake", "--backend", "cpu", "--spacing", "16", "--maps", "splat", "-o"])
-        .arg(&out)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = common::tmp_path(name);
+    let o = common::trnbake().args(["bake", "--backend", "cpu", "--spacing", "16", "--maps", "splat", "-o"]).arg(&out).args(args).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     (out, String::from_utf8_lossy(&o.stderr).into_owned())
 }

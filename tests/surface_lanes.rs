@@ -4,13 +4,12 @@
 //! stacks, colour ramps, roads) and the demo terrain.
 
 mod common;
-use trnbake_swg::eval::{Grid, HeightEvaluator};
+use trnbake_swg::eval::Grid;
 use trnbake_swg::lanes::Width;
 use trnbake_swg::model::Terrain;
-use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::surface::grid::grid_normals;
 use trnbake_swg::surface::normals::NormalMethod;
-use trnbake_swg::surface::{Ground, SurfaceEvaluator, SurfaceOptions, SurfaceResult};
+use trnbake_swg::surface::{Ground, SurfaceOptions, SurfaceResult};
 
 /// A result's every bit (f32 Debug output round-trips, -0 and 0 apart).
 fn bits(r: &SurfaceResult) -> String {
@@ -21,9 +20,8 @@ fn bits(r: &SurfaceResult) -> String {
 /// `block` posts a side (odd sizes leave SIMD tails), at every lane width; and how many
 /// posts carried flora, to show the comparison met the flora passes.
 fn check(t: &Terrain, grid: Grid, block: u32) -> (usize, usize) {
-    let ho = HeightOptions { data_root: Some(common::swg_root()), missing_bitmaps_zero: true, ..Default::default() };
-    let he = HeightEvaluator::new(t, &ho).unwrap();
-    let se = SurfaceEvaluator::new(t, &ho, SurfaceOptions::default()).unwrap();
+    let ho = common::lenient_options();
+    let (he, se) = common::evaluators(t, &ho, SurfaceOptions::default());
     assert!(se.walks_rows(), "the default readings walk rows");
     let heights = he.grid_heights(&grid);
     let normals = grid_normals(&grid, &heights, &he, se.plan.half_width, NormalMethod::Faces);
@@ -63,6 +61,7 @@ fn check(t: &Terrain, grid: Grid, block: u32) -> (usize, usize) {
 }
 
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn row_walk_equals_per_post_walk_on_real_planets() {
     for (name, grid, block) in [
         // The 2 m posts of the bake (FSLP neighbourhoods one post apart), and coarse views
@@ -76,8 +75,7 @@ fn row_walk_equals_per_post_walk_on_real_planets() {
         // Odd spacing and row length: SIMD groups straddle lattice cells and leave tails.
         ("dathomir", Grid { x0: -3001.3, z0: 1000.7, spacing: 3.7, cols: 101, rows: 37 }, 37),
     ] {
-        let Some(p) = common::real_file(&format!("terrain/{name}.trn")) else { continue };
-        let t = Terrain::load(&p).unwrap();
+        let Some(t) = common::planet(name) else { continue };
         let (differ, flora) = check(&t, grid, block);
         assert_eq!(differ, 0, "{name}: {grid:?}");
         assert!(flora > 0, "{name}: no post carried flora, so the check proved little");

@@ -5,19 +5,10 @@
 
 mod common;
 
+use common::{tmp_path, trnbake};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn trnbake() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_trnbake"))
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("trnbake-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
 
 /// Every map, the opt-in ones too.
 const EVERY_MAP: &str = "height,normals,splat,flora,flora_families,scatter,water,env,color,exclude,smap,preview";
@@ -82,9 +73,10 @@ fn decode(path: &Path) -> Raster {
 /// window check: its height tint spans each bake's own height range (so does height.png's
 /// scale).
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn bands_are_seamless_and_a_window_equals_a_region_bake() {
     let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
-    let (small, whole, window) = (tmp("bands-128"), tmp("bands-whole"), tmp("bands-window"));
+    let (small, whole, window) = (tmp_path("bands-128"), tmp_path("bands-whole"), tmp_path("bands-window"));
     // Full tatooine at 32 m: 513² posts; 128-row bands make 5 of them.
     bake(&trn, &small, &["--spacing", "32", "--maps", EVERY_MAP, "--band-rows", "128"]);
     bake(&trn, &whole, &["--spacing", "32", "--maps", EVERY_MAP, "--band-rows", "1024"]);
@@ -161,9 +153,10 @@ fn bands_are_seamless_and_a_window_equals_a_region_bake() {
 /// and finishes with the files of an uninterrupted bake.
 #[cfg(unix)]
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn a_killed_surface_bake_resumes_byte_identical() {
     let Some(trn) = common::real_file("terrain/tatooine.trn") else { return };
-    let (killed, clean) = (tmp("surface-killed"), tmp("surface-clean"));
+    let (killed, clean) = (tmp_path("surface-killed"), tmp_path("surface-clean"));
     let args = ["--spacing", "16", "--maps", "height,normals,splat,flora,preview", "--band-rows", "128"];
     let mut child =
         trnbake().args(["bake", "--backend", "cpu", "-q", "--data-root"]).arg(common::swg_root()).arg(&trn).arg("-o").arg(&killed).args(args).spawn().unwrap();
@@ -208,6 +201,7 @@ fn values_digest(path: &Path) -> String {
 /// (every map at 8 m on tatooine and dathomir; the digests are of that version's outputs,
 /// decoded). `TRNBAKE_PRINT_DIGESTS=DIR` prints the digests of a folder's maps instead.
 #[test]
+#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]
 fn streamed_maps_decode_to_the_whole_grid_values() {
     if let Ok(dir) = std::env::var("TRNBAKE_PRINT_DIGESTS") {
         for name in hashes(Path::new(&dir)).keys().filter(|n| n.ends_with(".tif") || n.ends_with(".png")) {
@@ -217,7 +211,7 @@ fn streamed_maps_decode_to_the_whole_grid_values() {
     }
     for (planet, expected) in [("tatooine", TATOOINE_8M), ("dathomir", DATHOMIR_8M)] {
         let Some(trn) = common::real_file(&format!("terrain/{planet}.trn")) else { return };
-        let out = tmp(&format!("values-{planet}"));
+        let out = tmp_path(&format!("values-{planet}"));
         bake(&trn, &out, &["--spacing", "8", "--maps", "height,normals,splat,flora,water,env,color,exclude,smap,preview"]);
         // splat_preview.png is newer than that version (issue #25); it is a function of the
         // splat bytes pinned here.
@@ -288,11 +282,12 @@ const DATHOMIR_8M: &[(&str, &str)] = &[
 /// The GPU backend streams the same bands: the demo baked on the GPU in 128-row bands (three
 /// of them, the GPU's tiles cut at each band) writes the CPU's files byte for byte (lavapipe).
 #[test]
+#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]
 fn gpu_bands_write_the_cpu_files() {
     if common::gpu().is_none() {
         return;
     }
-    let (gpu, cpu) = (tmp("bands-gpu"), tmp("bands-cpu"));
+    let (gpu, cpu) = (tmp_path("bands-gpu"), tmp_path("bands-cpu"));
     let run = |backend: &str, out: &Path| {
         let o = trnbake()
             .args([

@@ -1,9 +1,86 @@
-//! Shared helpers for integration tests: locating the read-only real data beside the repo.
+//! What the integration tests share, each written once: the `trnbake()` runner, temp folders,
+//! the real data beside the repository (`../shared/data`, with the CI=true-fails rule), the GPU
+//! context, evaluator construction, GDAL from outside, and in submodules the IFF builders
+//! ([`iff`]) and the counting allocator ([`alloc`]).
+//!
+//! A test that needs the real data or a GPU adapter says so with an attribute, so that it shows
+//! as *ignored* (not passed) where they are missing:
+//! `#[cfg_attr(no_shared_data, ignore = "needs ../shared/data")]` and
+//! `#[cfg_attr(no_gpu_adapter, ignore = "needs a GPU adapter")]`. The root package's `build.rs`
+//! sets those flags (never when `CI=true`, where a missing file or adapter fails); the runtime
+//! helpers below still skip, or fail in CI, for anything finer (one file, one adapter).
 #![allow(dead_code)]
+
+pub mod alloc;
+pub mod iff;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
+
+use trnbake_swg::eval::HeightEvaluator;
+use trnbake_swg::model::Terrain;
+use trnbake_swg::plan::HeightOptions;
+use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
+
+/// Whether this run is CI's (`CI=true`), where every skip is a failure.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// The `trnbake` binary of this package, with no job-array scheduler variable (nor progress
+/// or log setting) of the machine running the tests leaking into it (`--shard auto`).
+pub fn trnbake() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_trnbake"));
+    for v in [
+        "SLURM_ARRAY_TASK_ID",
+        "SLURM_ARRAY_TASK_MIN",
+        "SLURM_ARRAY_TASK_STEP",
+        "SLURM_ARRAY_TASK_COUNT",
+        "AWS_BATCH_JOB_ARRAY_INDEX",
+        "AWS_BATCH_JOB_ARRAY_SIZE",
+        "CLOUD_RUN_TASK_INDEX",
+        "CLOUD_RUN_TASK_COUNT",
+        "JOB_COMPLETION_INDEX",
+        "TRNBAKE_PROGRESS_SECS",
+        "RUST_LOG",
+    ] {
+        c.env_remove(v);
+    }
+    c
+}
+
+/// Run `cmd`, asserting that it succeeds (its stderr in the message otherwise).
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+/// Bytes of a command's output as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A command's stdout then stderr, as text.
+pub fn output_text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// A fresh path for this test binary's `name` under cargo's temp folder for tests
+/// (`target/tmp`), removed if an earlier run left it; not created.
+pub fn tmp_path(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-{name}-{}", env!("CARGO_CRATE_NAME"), std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// A fresh, empty folder for this test binary's `name` (as [`tmp_path`], created).
+pub fn tmp(name: &str) -> PathBuf {
+    let d = tmp_path(name);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
 
 /// `../shared/data/swg` relative to the crate root.
 pub fn swg_root() -> PathBuf {
@@ -17,7 +94,7 @@ pub fn shared_data_file(rel: &str) -> Option<PathBuf> {
     if p.exists() {
         return Some(p);
     }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
+    if in_ci() {
         panic!("test data {} is missing (required in CI)", p.display());
     }
     eprintln!("skipping: test data {} is missing", p.display());
@@ -34,12 +111,33 @@ pub fn real_file(rel: &str) -> Option<PathBuf> {
 pub fn gpu() -> Option<trnbake_gpu::GpuContext> {
     match trnbake_gpu::GpuContext::new(false, None) {
         Ok(c) => Some(c),
-        Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => panic!("CI needs a GPU adapter (lavapipe): {e}"),
+        Err(e) if in_ci() => panic!("CI needs a GPU adapter (lavapipe): {e}"),
         Err(e) => {
             eprintln!("skipping GPU test: {e}");
             None
         }
     }
+}
+
+/// A real planet, `../shared/data/swg/terrain/NAME.trn`, loaded; `None` as [`real_file`].
+pub fn planet(name: &str) -> Option<Terrain> {
+    let p = real_file(&format!("terrain/{name}.trn"))?;
+    Some(Terrain::load(&p).unwrap())
+}
+
+/// Height options that resolve bitmaps under `../shared/data/swg`.
+pub fn real_options() -> HeightOptions {
+    HeightOptions { data_root: Some(swg_root()), ..Default::default() }
+}
+
+/// [`real_options`] with missing bitmaps read as zero (`--missing-bitmaps zero`).
+pub fn lenient_options() -> HeightOptions {
+    HeightOptions { missing_bitmaps_zero: true, ..real_options() }
+}
+
+/// The height and surface evaluators of `t` under the same height options.
+pub fn evaluators(t: &Terrain, opts: &HeightOptions, surface: SurfaceOptions) -> (HeightEvaluator, SurfaceEvaluator) {
+    (HeightEvaluator::new(t, opts).unwrap(), SurfaceEvaluator::new(t, opts, surface).unwrap())
 }
 
 /// Every `.trn` under `../shared/data/swg` (terrain/ and extra/), sorted.
@@ -68,7 +166,7 @@ impl Gdal {
         if ok {
             return Some(Gdal);
         }
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
+        if in_ci() {
             panic!("gdalinfo is not on PATH (required when CI=true; install gdal-bin)");
         }
         eprintln!("skipping GDAL checks: gdalinfo not on PATH");
@@ -135,7 +233,7 @@ impl GdalPython {
                 return Some(GdalPython(PathBuf::from(py)));
             }
         }
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
+        if in_ci() {
             panic!("no python3 with osgeo_utils (required when CI=true; install python3-gdal)");
         }
         eprintln!("skipping COG checks: no python3 with GDAL's bindings (python3-gdal)");

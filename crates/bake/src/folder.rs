@@ -81,7 +81,7 @@ impl OutputFolder {
         let _ = lock.set_len(0).and_then(|()| lock.rewind()).and_then(|()| write!(lock, "{}", std::process::id()));
 
         let mut swept = sweep_stale_temps(dir)?;
-        swept.extend(sweep_stale_temps(&dir.join(crate::TILE_DIR))?);
+        swept.extend(sweep_stale_temps(&dir.join(crate::store::CHECKPOINT_DIR))?);
         if !swept.is_empty() && !quiet {
             eprintln!("note: removed {} temporary file(s) left in {} by an interrupted run", swept.len(), dir.display());
         }

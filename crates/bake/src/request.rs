@@ -15,8 +15,9 @@ use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
 
-use crate::surface_maps::{default_maps, SurfaceMapsJob, MAP_NAMES};
+use crate::surface_maps::SurfaceMapsJob;
 use crate::{post_count, run_bake, Backend, BakeJob, BakeParams, BakeReport, Error, Result, Shard};
+use trnbake_swg::maps::{default_maps, MapKind};
 
 /// What to bake. [`BakeRequest::from_file`], [`BakeRequest::demo`] or [`BakeRequest::new`] fill
 /// the defaults (the whole map at the file's own post spacing, `auto` maps, GeoTIFF + PNG
@@ -28,6 +29,8 @@ pub struct BakeRequest {
     pub input: String,
     /// SHA-256 (hex) of the input's bytes: part of the resume/merge fingerprint.
     pub input_sha256: String,
+    /// Where the terrain was read from, when it is a file (what `merge` reads it again from).
+    pub input_path: Option<PathBuf>,
     /// The short name in the outputs' CRS (`SWG NAME local metres`).
     pub name: String,
     pub height: HeightOptions,
@@ -45,9 +48,10 @@ pub struct BakeRequest {
     /// Rows of posts a surface-map band (rounded up to a multiple of 128); `None`: about 2 M
     /// posts a band. The surface maps stream band by band: this bounds their memory.
     pub band_rows: Option<u32>,
-    /// Maps to write: `height` and the names of [`MAP_NAMES`], or `auto` (height plus every
+    /// Maps to write: [`MapRequest::Auto`] (height plus every map the file feeds) and any
+    /// [`MapKind`]s (the catalogue `trnbake_swg::maps::MAPS`).
     /// map the file feeds, and the preview).
-    pub maps: Vec<String>,
+    pub maps: Vec<MapRequest>,
     pub export: ExportChoice,
     pub backend: Backend,
     /// Use the first adapter whose name contains this text.
@@ -69,7 +73,7 @@ impl BakeRequest {
     pub fn demo(outdir: impl Into<PathBuf>) -> Self {
         let sha = hex(&sha2::Sha256::digest(DEMO_TERRAIN_JSON.as_bytes()));
         let terrain = trnbake_swg::model::json::demo_terrain();
-        Self::with_input(terrain, "(built-in demo terrain)".into(), sha, "terrain".into(), outdir.into())
+        Self::with_input(terrain, DEMO_INPUT.into(), sha, "terrain".into(), outdir.into())
     }
 
     /// A `.trn` file; bitmaps resolve under the folder above its `terrain/` folder (the client
@@ -80,6 +84,7 @@ impl BakeRequest {
         let name = path.file_stem().map_or("terrain".into(), |s| s.to_string_lossy().into_owned());
         let mut r = Self::with_input(terrain, path.display().to_string(), hex(&sha2::Sha256::digest(&bytes)), name, outdir.into());
         r.height.data_root = trnbake_swg::model::default_data_root(path);
+        r.input_path = std::fs::canonicalize(path).ok();
         Ok(r)
     }
 
@@ -88,6 +93,7 @@ impl BakeRequest {
             terrain,
             input,
             input_sha256,
+            input_path: None,
             name,
             height: HeightOptions::default(),
             surface: SurfaceOptions::default(),
@@ -97,7 +103,7 @@ impl BakeRequest {
             spacing: None,
             tile: None,
             band_rows: None,
-            maps: vec!["auto".into()],
+            maps: vec![MapRequest::Auto],
             export: ExportChoice { formats: vec![Format::Tif, Format::Png], ..Default::default() },
             backend: Backend::Auto,
             adapter_filter: None,
@@ -110,6 +116,7 @@ impl BakeRequest {
     /// Validates the request and builds the plans: the grid, the tiles, the export choice, the
     /// height evaluator and, when any surface map is wanted, the surface evaluator.
     pub fn pipeline(self) -> Result<Pipeline> {
+        let recipe = self.recipe();
         let t = &self.terrain;
         let half = t.header.half_width();
         let spacing = self.spacing.unwrap_or(f64::from(t.header.pole_spacing()));
@@ -166,13 +173,39 @@ impl BakeRequest {
             outdir: self.outdir,
             quiet: self.quiet,
             export: self.export,
+            recipe,
         };
         Ok(Pipeline { job, heights })
     }
 
+    /// What [`BakeRecipe::request`] rebuilds this request from.
+    pub fn recipe(&self) -> BakeRecipe {
+        BakeRecipe {
+            input: self.input.clone(),
+            input_sha256: self.input_sha256.clone(),
+            input_path: self.input_path.clone(),
+            name: self.name.clone(),
+            // The data root as an absolute path: a merge may run in another folder.
+            height: HeightOptions {
+                data_root: self.height.data_root.as_ref().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone())),
+                ..self.height.clone()
+            },
+            surface: self.surface,
+            normals: self.normals,
+            flora_supersample: self.flora_supersample,
+            region: self.region,
+            spacing: self.spacing,
+            tile: self.tile,
+            band_rows: self.band_rows,
+            maps: self.maps.clone(),
+            export: self.export.clone(),
+            backend: self.backend,
+        }
+    }
+
     /// The surface maps wanted (swg-trn §5.2 steps 2–4); `None` when only heights are.
     fn surface_maps_job(&self) -> Result<Option<SurfaceMapsJob>> {
-        if self.maps.iter().all(|m| m == "height") {
+        if self.maps.iter().all(|m| *m == MapRequest::Map(MapKind::Height)) {
             // Heights only: no surface plans to build.
             return Ok(None);
         }
@@ -183,16 +216,14 @@ impl BakeRequest {
         }
         let mut maps = Vec::new();
         for m in &self.maps {
-            if m == "auto" {
+            match m {
                 // Every map the file feeds, at any size: the maps stream by bands.
-                maps.extend(default_maps(t, &surface));
-            } else if MAP_NAMES.contains(&m.as_str()) {
-                maps.push(m.clone());
-            } else {
-                return Err(Error::Invalid(format!("unknown map `{m}` (auto, {})", MAP_NAMES.join(", "))));
+                MapRequest::Auto => maps.extend(default_maps(t, &surface)),
+                MapRequest::Map(kind) => maps.push(*kind),
             }
         }
-        maps.retain(|m| m != "height");
+        maps.retain(|m| *m != MapKind::Height);
+        maps.sort();
         maps.dedup();
         if maps.is_empty() {
             return Ok(None);
@@ -209,6 +240,95 @@ impl BakeRequest {
         }))
     }
 }
+
+/// A map `--maps` names: `auto` (every map the terrain feeds) or one of the catalogue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MapRequest {
+    Auto,
+    Map(MapKind),
+}
+
+impl From<MapKind> for MapRequest {
+    fn from(m: MapKind) -> Self {
+        MapRequest::Map(m)
+    }
+}
+
+impl std::str::FromStr for MapRequest {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        if s.trim() == "auto" {
+            Ok(MapRequest::Auto)
+        } else {
+            s.parse().map(MapRequest::Map)
+        }
+    }
+}
+
+/// What a bake was asked for, recorded in a shard's state so that `merge` rebuilds the very
+/// same bake (its surface maps and legends need the terrain and options, not only the
+/// checkpoints): every field of [`BakeRequest`] that changes an output.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BakeRecipe {
+    pub input: String,
+    pub input_sha256: String,
+    /// Where the terrain file was read from (absolute), when it was a file.
+    pub input_path: Option<PathBuf>,
+    pub name: String,
+    pub height: HeightOptions,
+    pub surface: SurfaceOptions,
+    pub normals: NormalMethod,
+    pub flora_supersample: u32,
+    pub region: Option<[f64; 4]>,
+    pub spacing: Option<f64>,
+    pub tile: Option<u32>,
+    pub band_rows: Option<u32>,
+    pub maps: Vec<MapRequest>,
+    pub export: ExportChoice,
+    /// The backend asked for (it picks the default tile size).
+    pub backend: Backend,
+}
+
+impl BakeRecipe {
+    /// The request this recipe records, writing into `outdir`: the terrain is read again from
+    /// the recorded file (or is the built-in demo) and must be the same bytes.
+    pub fn request(&self, outdir: impl Into<PathBuf>) -> Result<BakeRequest> {
+        let mut r = if self.input == DEMO_INPUT {
+            BakeRequest::demo(outdir)
+        } else {
+            let Some(path) = &self.input_path else {
+                return Err(Error::Invalid(format!("the shards were baked from {}, which is not a file; merge needs the terrain file", self.input)));
+            };
+            BakeRequest::from_file(path, outdir)?
+        };
+        if r.input_sha256 != self.input_sha256 {
+            return Err(Error::Invalid(format!(
+                "{} has changed since the shards were baked (SHA-256 {} then, {} now)",
+                self.input_path.as_ref().map_or(self.input.clone(), |p| p.display().to_string()),
+                self.input_sha256,
+                r.input_sha256
+            )));
+        }
+        r.input = self.input.clone();
+        r.name = self.name.clone();
+        r.height = self.height.clone();
+        r.surface = self.surface;
+        r.normals = self.normals;
+        r.flora_supersample = self.flora_supersample;
+        r.region = self.region;
+        r.spacing = self.spacing;
+        r.tile = self.tile;
+        r.band_rows = self.band_rows;
+        r.maps = self.maps.clone();
+        r.export = self.export.clone();
+        r.backend = self.backend;
+        Ok(r)
+    }
+}
+
+/// How [`BakeRequest::demo`] names its input.
+const DEMO_INPUT: &str = "(built-in demo terrain)";
 
 /// A validated bake, ready to run: the job and the height evaluator of its terrain.
 pub struct Pipeline {

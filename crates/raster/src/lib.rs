@@ -28,7 +28,7 @@
 //! Height exports and imports: GeoTIFF (Float32, or UInt16 with GDAL scale/offset), Terragen
 //! `.ter`, 16-bit PNG, RAW/R16/R32, engine presets, tiles with a GDAL VRT mosaic.
 //!
-//! See `shared/spec/exports.md` §1, §3, §4 and §5. Conventions shared by every writer here:
+//! See `docs/src/spec/exports.md` §1, §3, §4 and §5. Conventions shared by every writer here:
 //!
 //! * The input is a [`HeightSource`] (or a slice wrapped in one) of height *posts* (samples at
 //!   grid points, not texel centres) described by a [`Grid`], **row 0 = south** (as the

@@ -14,7 +14,7 @@
 //! ```
 //!
 //! SCS Software maps (Euro Truck Simulator 2 / American Truck Simulator): the export target of
-//! `trnbake scs` (spec: `../shared/spec/scs.md`).
+//! `trnbake scs` (spec: `docs/src/spec/scs.md`).
 //!
 //! Files:
 //! - [`token`]: the base-38 token type (§B.1).

@@ -9,10 +9,9 @@
 //! colour maps). [`water`] gives water levels, [`fidelity`] checks heights against the maps the
 //! original tool baked into the file.
 //!
-//! Each WGSL kernel in `kernels/` has its CPU twin here, of the same name: the height pass's
-//! in [`eval`] (`walk`, `walk_strip`, `height`, `boundary`, `filter`, `affector`, `feather`),
-//! `noise.wgsl` ↔ [`noise`], `normals.wgsl` ↔ [`surface::normals`], `surface.wgsl` ↔
-//! [`surface`], `water.wgsl` ↔ [`water`], `records.wgsl` ↔ [`plan::records`].
+//! Each WGSL kernel `kernels/NAME.wgsl` has its CPU twin here, a module named `NAME`. The
+//! table of twins is kept once, in docs/src/architecture.md ("Kernels and their CPU twins");
+//! `tests/crate_graph.rs` checks it against `kernels/` and this crate's modules.
 //!
 //! # Example
 //!
@@ -39,6 +38,7 @@ pub mod fidelity;
 pub mod grid;
 pub mod iff;
 pub mod lanes;
+pub mod maps;
 pub mod model;
 pub mod noise;
 pub mod plan;

@@ -85,14 +85,15 @@ fn is_true(b: &bool) -> bool {
 }
 
 fn default_maps() -> Vec<MapGolden> {
-    vec![MapGolden::new(MapKind::Height)]
+    vec![MapGolden::new(GoldenImage::Height)]
 }
 
 fn default_tolerance() -> u64 {
     1
 }
 
-/// The kinds of map a fixture can check.
+/// The images a fixture can check, each an image of one map of the catalogue
+/// ([`GoldenImage::map`]; `trnbake_swg::maps::MAPS`).
 ///
 /// - `height`: 16-bit grey, the bake's height PNG encoding (scale/offset in the manifest).
 /// - `splat`: 8-bit RGBA, the splat weights of the fixture's first four shader families by
@@ -102,7 +103,7 @@ fn default_tolerance() -> u64 {
 ///   and its placement probability (0..65535 = 0..1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum MapKind {
+pub enum GoldenImage {
     Height,
     Splat,
     FloraCollidable,
@@ -111,25 +112,35 @@ pub enum MapKind {
     FloraRadialFar,
 }
 
-impl MapKind {
+impl GoldenImage {
+    /// The map of the catalogue this image checks.
+    pub fn map(self) -> trnbake_swg::maps::MapKind {
+        use trnbake_swg::maps::MapKind;
+        match self {
+            GoldenImage::Height => MapKind::Height,
+            GoldenImage::Splat => MapKind::Splat,
+            GoldenImage::FloraCollidable | GoldenImage::FloraNoncollidable | GoldenImage::FloraRadialNear | GoldenImage::FloraRadialFar => MapKind::Flora,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
-            MapKind::Height => "height",
-            MapKind::Splat => "splat",
-            MapKind::FloraCollidable => "flora_collidable",
-            MapKind::FloraNoncollidable => "flora_noncollidable",
-            MapKind::FloraRadialNear => "flora_radial_near",
-            MapKind::FloraRadialFar => "flora_radial_far",
+            GoldenImage::Height => "height",
+            GoldenImage::Splat => "splat",
+            GoldenImage::FloraCollidable => "flora_collidable",
+            GoldenImage::FloraNoncollidable => "flora_noncollidable",
+            GoldenImage::FloraRadialNear => "flora_radial_near",
+            GoldenImage::FloraRadialFar => "flora_radial_far",
         }
     }
 
     /// The flora class index (`trnbake_swg::plan::FLORA_CLASSES`) of a flora map.
     fn flora_class(self) -> Option<usize> {
         match self {
-            MapKind::FloraCollidable => Some(0),
-            MapKind::FloraNoncollidable => Some(1),
-            MapKind::FloraRadialNear => Some(2),
-            MapKind::FloraRadialFar => Some(3),
+            GoldenImage::FloraCollidable => Some(0),
+            GoldenImage::FloraNoncollidable => Some(1),
+            GoldenImage::FloraRadialNear => Some(2),
+            GoldenImage::FloraRadialFar => Some(3),
             _ => None,
         }
     }
@@ -137,8 +148,8 @@ impl MapKind {
     /// (channels, bits per sample) of the map's image.
     fn image_shape(self) -> (u32, u8) {
         match self {
-            MapKind::Height => (1, 16),
-            MapKind::Splat => (4, 8),
+            GoldenImage::Height => (1, 16),
+            GoldenImage::Splat => (4, 8),
             _ => (2, 16),
         }
     }
@@ -148,7 +159,7 @@ impl MapKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MapGolden {
-    pub map: MapKind,
+    pub map: GoldenImage,
     /// The expected image; default `<fixture>.<map>.png`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -167,7 +178,7 @@ pub struct MapGolden {
 }
 
 impl MapGolden {
-    pub fn new(map: MapKind) -> Self {
+    pub fn new(map: GoldenImage) -> Self {
         MapGolden { map, file: None, tolerance_lsb: default_tolerance(), max_posts_over: 0, height_scale: None, height_offset: None }
     }
 
@@ -387,7 +398,7 @@ fn bake_fixture(dir: &Path, f: &Fixture, gpu: Option<&GpuContext>, quiet: bool) 
     let grid = Grid { x0, z0, spacing: f.spacing, cols, rows };
     let heights = heights_in_memory(&e, &grid, gpu)?;
     let (mut surface, mut splat_families) = (None, Vec::new());
-    if f.maps.iter().any(|m| m.map != MapKind::Height) {
+    if f.maps.iter().any(|m| m.map != GoldenImage::Height) {
         let se = trnbake_swg::surface::SurfaceEvaluator::new(&t, &opts, Default::default()).with_context(|| path.display().to_string())?;
         splat_families = se
             .plan
@@ -420,13 +431,13 @@ fn bake_fixture(dir: &Path, f: &Fixture, gpu: Option<&GpuContext>, quiet: bool) 
 /// and offset (`None` when the manifest has none yet).
 fn baked_raster(m: &MapGolden, b: &Baked) -> Option<Raster> {
     match m.map {
-        MapKind::Height => Some(height_raster(&b.heights, b.grid.cols, b.grid.rows, m.height_scale?, m.height_offset?)),
+        GoldenImage::Height => Some(height_raster(&b.heights, b.grid.cols, b.grid.rows, m.height_scale?, m.height_offset?)),
         kind => Some(surface_raster(kind, b)),
     }
 }
 
 /// A splat or flora map of the bake as image samples (row 0 = north).
-fn surface_raster(kind: MapKind, b: &Baked) -> Raster {
+fn surface_raster(kind: GoldenImage, b: &Baked) -> Raster {
     let s = b.surface.as_ref().expect("surface maps are evaluated when a fixture checks one");
     let (channels, bits) = kind.image_shape();
     let cols = b.grid.cols as usize;
@@ -474,7 +485,7 @@ fn read_golden(dir: &Path, fixture: &str, m: &MapGolden, b: &Baked) -> Result<Ra
         ));
     }
     match m.map {
-        kind if kind != MapKind::Height => {
+        kind if kind != GoldenImage::Height => {
             if (r.channels, r.bits) != kind.image_shape() {
                 return Err(format!(
                     "{} is not a {}-channel {}-bit {} image; {bless_hint} anew",
@@ -655,7 +666,7 @@ fn bless_map(dir: &Path, fixture: &str, m: &mut MapGolden, b: &Baked, old: Optio
         (None, false) => "written".into(),
     };
     match m.map {
-        MapKind::Height => {
+        GoldenImage::Height => {
             let (min, max) = trnbake_raster::finite_min_max(&b.heights).unwrap_or((0.0, 0.0));
             let (scale, offset) = u16_scale_offset(min, max);
             let g = &b.grid;

@@ -1,4 +1,4 @@
-//! GeoTIFF height export (`shared/spec/exports.md` §3), striped or Cloud-Optimized.
+//! GeoTIFF height export (`docs/src/spec/exports.md` §3), striped or Cloud-Optimized.
 //!
 //! Samples: Float32 metres, or UInt16 with GDAL scale/offset (65535 = nodata). Compression
 //! ([`Compression`], `--compress`): Deflate (zlib, TIFF 8; the default), Zstandard (50000), LZW
@@ -56,7 +56,7 @@ use crate::fsutil::{AtomicFile, ScratchFile};
 use crate::{check_scale_offset, encode_u16, invalid, Grid, HeightSource, MemSource, RowOrder, WrittenFile, U16_MAX_DATA, U16_NODATA};
 
 /// Whether to write BigTIFF (64-bit offsets).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BigTiff {
     /// BigTIFF when the worst-case file size (uncompressed samples, the overviews of a COG,
     /// the compression's worst-case expansion and the directory) could pass 4 GiB; classic
@@ -148,7 +148,7 @@ pub const COG_TILE: u32 = 512;
 
 /// How a GeoTIFF is written; [`write_geotiff_f32`] and [`write_geotiff_u16`] use
 /// [`GeoTiffOptions::default`] (striped, Deflate).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GeoTiffOptions {
     pub bigtiff: BigTiff,
     pub layout: TiffLayout,

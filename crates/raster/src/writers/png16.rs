@@ -1,4 +1,4 @@
-//! 16-bit greyscale PNG height export (`shared/spec/exports.md` §4.1).
+//! 16-bit greyscale PNG height export (`docs/src/spec/exports.md` §4.1).
 //!
 //! Hand-written over the `png` crate, not `image`: it streams a full planet row by row (8193² ×
 //! 2 bytes), which `image`'s encoder would need whole in memory, and it writes tEXt chunks.

@@ -1,4 +1,4 @@
-//! Engine presets (`shared/spec/exports.md` §4.2, §5): the heightmap sizes Unreal, Unity and
+//! Engine presets (`docs/src/spec/exports.md` §4.2, §5): the heightmap sizes Unreal, Unity and
 //! Godot accept, the file format and row order each expects, and the import settings that
 //! put the heights back in metres. A preset resamples the grid to the nearest accepted size
 //! not above the bake's (Unreal has no 8193: a 16384 m planet at 2 m becomes 8161 posts a

@@ -1,4 +1,4 @@
-//! Headerless RAW heightmaps (`shared/spec/exports.md` §4.2): R16 (`.raw`/`.r16`, unsigned
+//! Headerless RAW heightmaps (`docs/src/spec/exports.md` §4.2): R16 (`.raw`/`.r16`, unsigned
 //! 16-bit little-endian, "PC byte order", `h = raw · scale + offset` over the full 0..=65535
 //! range like PNG) and R32 (`.r32`, float32 little-endian metres). Size, range and row order
 //! are not in the file: the manifest (or `convert`'s sidecar) records them, and `convert`

@@ -1,5 +1,5 @@
 //! One export: a height source written in every requested format, optionally resampled for
-//! an engine preset and cut into tiles with a VRT mosaic (`shared/spec/exports.md` §4–§6).
+//! an engine preset and cut into tiles with a VRT mosaic (`docs/src/spec/exports.md` §4–§6).
 //! Both `bake`/`merge` (source: the tile checkpoints) and `convert` (source: a decoded file)
 //! end here, so every format, preset and tiling rule lives in one place.
 //!
@@ -114,7 +114,7 @@ impl FromStr for Format {
 
 /// `--tiles N|SIZE`: N ≤ 32 tiles a side, or tiles of SIZE ≥ 33 posts a side (33 is the
 /// smallest engine heightmap, Unity's; no one tiles a map 33 ways).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Tiles {
     Count(u32),
     Size(u32),
@@ -137,7 +137,7 @@ impl FromStr for Tiles {
 
 /// What the user asked for (the CLI's `--format/--preset/--size/--tiles/--cog/--compress`),
 /// independent of where the heights come from.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExportChoice {
     pub formats: Vec<Format>,
     pub preset: Option<Preset>,

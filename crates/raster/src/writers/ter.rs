@@ -1,4 +1,4 @@
-//! Terragen terrain files (`.ter`), written and read exactly per `shared/spec/exports.md` §1.
+//! Terragen terrain files (`.ter`), written and read exactly per `docs/src/spec/exports.md` §1.
 //!
 //! * Layout of the writer (§1.4, identical to Planetside's `tgter`): the 16-byte identifier,
 //!   `SIZE` first, `XPTS`, `YPTS`, `SCAL` (three equal floats, metres per terrain unit = the

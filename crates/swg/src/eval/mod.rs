@@ -1,9 +1,7 @@
 //! The CPU reference evaluator over a [`BakePlan`](crate::plan::BakePlan): the oracle the GPU kernels are tested
 //! against and the fallback backend. Each function has a WGSL twin of the same name in
-//! `kernels/`, with the same f32 operation order (swg-trn §6.5, gpu.md §3.5).//!
-//! Twins: `walk.wgsl` ↔ [`walk`], `height.wgsl` ↔ [`height`], `walk_strip.wgsl` ↔
-//! [`walk_strip`], `boundary.wgsl` ↔ [`boundary`], `filter.wgsl` ↔ [`filter`],
-//! `affector.wgsl` ↔ [`affector`], `feather.wgsl` ↔ [`feather`].
+//! `kernels/`, with the same f32 operation order (swg-trn §6.5, gpu.md §3.5); `kernels/NAME.wgsl`
+//! is the twin of the module `NAME` (the table of twins: docs/src/architecture.md).
 
 pub mod affector;
 pub mod boundary;

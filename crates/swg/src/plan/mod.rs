@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// Options that change what the height pass computes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HeightOptions {
     /// Apply the road and river height model of swg-trn §5.12 (unvalidated, \[I\]).
     pub roads: bool,

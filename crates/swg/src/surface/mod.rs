@@ -22,7 +22,7 @@ use crate::plan::{
 };
 
 /// How an ASCN/ASRP/AENV feather clamp acts (swg-trn §5.10, [?]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum FeatherClamp {
@@ -39,7 +39,7 @@ pub enum FeatherClamp {
 }
 
 /// The FDIR convention (swg-trn §5.5, [?]: used twice in the data, both on tatooine).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum DirectionFilter {
@@ -58,7 +58,7 @@ pub enum DirectionFilter {
 
 /// How the surface passes walk the tree (swg-trn §5.2, §5.9 [?]): which height and shader
 /// a surface-pass FHGT / FSHD reads.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum SurfaceWalk {
@@ -91,7 +91,7 @@ impl SurfaceWalk {
 
 /// FSLP with minAngle 0 (swg-trn §5.5 [?]): its upper cosine bound is 1, and a perfectly
 /// flat post (n_y = 1) lies on the open end of the strict interval.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum SlopeFlat {
@@ -109,7 +109,7 @@ pub enum SlopeFlat {
 /// every calibration bin within 0.1. The CPU walks each grid post's trace once per
 /// [`GridBlock`]; the GPU records the same traces in a pre-pass (kernels/surface.wgsl
 /// `slope_heights_pass`). Ignored by the separate passes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum SlopeHeight {
@@ -123,7 +123,7 @@ pub enum SlopeHeight {
 }
 
 /// How a flora add uses the layer's amount T (swg-trn §5.9 [?]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum FloraAmount {
@@ -136,7 +136,7 @@ pub enum FloraAmount {
 }
 
 /// What a flora affector with neither flag (0,0) does (swg-trn §5.9 [?]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum FloraZero {
@@ -150,7 +150,7 @@ pub enum FloraZero {
 }
 
 /// What a flora affector with both flags (add and remove-all) does (swg-trn §5.9 [?]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum FloraBoth {
@@ -162,7 +162,7 @@ pub enum FloraBoth {
 }
 
 /// Options of the surface passes.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SurfaceOptions {
     pub feather_clamp: FeatherClamp,
     pub direction: DirectionFilter,

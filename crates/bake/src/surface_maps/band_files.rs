@@ -23,15 +23,21 @@ use serde::{Deserialize, Serialize};
 use trnbake_raster::source::read_exact_at;
 use trnbake_swg::grid::{Grid, TileSpec};
 
-use crate::bands::BandProgress;
+use crate::row_progress::RowProgress;
+use crate::store::{Checkpoint, Fingerprint};
 
 /// One per-post value of a band file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Plane {
     /// The normals map's RGB bytes.
     Normals,
-    /// The preview's RGB bytes.
+    /// The preview's RGB bytes where they do not depend on the grid's height range (a shader
+    /// family's legend colour, water), else 0.
     Preview,
+    /// The preview's hillshade (f32) of the posts tinted by height, whose colour needs the
+    /// whole grid's height range and is made by the writer ([`PREVIEW_COLOURED`] elsewhere):
+    /// a shard knows no such range.
+    PreviewShade,
     /// The dominant shader family (f32, as `shader_id.tif` encodes it).
     ShaderId,
     /// The post's splat byte of each family of the band ([`BandMeta::splat_families`]), a
@@ -58,7 +64,7 @@ impl Plane {
     pub fn bytes(self) -> usize {
         match self {
             Plane::Normals | Plane::Preview | Plane::Color => 3,
-            Plane::ShaderId | Plane::FloraId(_) | Plane::FloraProbability(_) | Plane::WaterLevel | Plane::Environment => 4,
+            Plane::ShaderId | Plane::FloraId(_) | Plane::FloraProbability(_) | Plane::WaterLevel | Plane::Environment | Plane::PreviewShade => 4,
             Plane::WaterMask | Plane::Exclude | Plane::Passable | Plane::Splat => 1,
         }
     }
@@ -71,9 +77,20 @@ pub struct BandLayout {
     pub probabilities: bool,
 }
 
+/// The [`Plane::PreviewShade`] of a post whose preview colour is final in [`Plane::Preview`]
+/// (no hillshade is negative).
+pub const PREVIEW_COLOURED: f32 = -1.0;
+
 /// What a band found that the maps need over the whole grid.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BandMeta {
+    /// The bake this band belongs to ([`crate::store::Fingerprint::of_bands`], hex) and its
+    /// place (first grid row, rows): inside the checksummed bytes, so a band file of another
+    /// bake or another band is never taken for this one.
+    #[serde(default)]
+    pub bake: String,
+    #[serde(default)]
+    pub place: (u32, u32),
     /// Every shader family with some splat weight in the band, ascending.
     pub splat_families: Vec<i32>,
     /// Per flora class: every most likely family in the band (0 left out), ascending.
@@ -320,20 +337,29 @@ pub fn band_file_bytes(mut body: Vec<u8>, meta: &BandMeta) -> Vec<u8> {
     body
 }
 
-/// The meta of a finished band file, `None` when the file is missing, damaged (size, trailer
-/// or checksum) or of another layout (its blocks are not those of `layout` for a band of
-/// `cols` × `rows` posts).
-pub fn verified_meta(path: &Path, layout: &BandLayout, cols: u32, rows: u32) -> Option<BandMeta> {
-    let bytes = std::fs::read(path).ok()?;
+/// What the band file at `path` holds for band (`r0`, `rows`) of bake `bake`, with its meta
+/// when it is finished: the right trailer and checksum, this bake and place, and the blocks of
+/// `layout` for a band of `cols` × `rows` posts.
+pub fn band_checkpoint(path: &Path, layout: &BandLayout, cols: u32, r0: u32, rows: u32, bake: &Fingerprint) -> (Checkpoint, Option<BandMeta>) {
+    let Ok(bytes) = std::fs::read(path) else { return (Checkpoint::Missing, None) };
     let n = bytes.len();
     if n < 12 || &bytes[n - 8..n - 4] != MAGIC || bytes[n - 4..] != crc32fast::hash(&bytes[..n - 8]).to_le_bytes() {
-        return None;
+        return (Checkpoint::Damaged, None);
     }
-    let len = u32::from_le_bytes(bytes[n - 12..n - 8].try_into().ok()?) as usize;
-    let start = (n - 12).checked_sub(len)?;
-    let meta: BandMeta = serde_json::from_slice(&bytes[start..n - 12]).ok()?;
-    BandIndex::of(&meta, layout, cols as usize, rows, start as u64)?;
-    Some(meta)
+    let meta = (|| {
+        let len = u32::from_le_bytes(bytes[n - 12..n - 8].try_into().ok()?) as usize;
+        let start = (n - 12).checked_sub(len)?;
+        let meta: BandMeta = serde_json::from_slice(&bytes[start..n - 12]).ok()?;
+        Some((meta, start))
+    })();
+    let Some((meta, start)) = meta else { return (Checkpoint::Damaged, None) };
+    if meta.bake != bake.hex() || meta.place != (r0, rows) {
+        return (Checkpoint::Foreign, None);
+    }
+    if BandIndex::of(&meta, layout, cols as usize, rows, start as u64).is_none() {
+        return (Checkpoint::Foreign, None);
+    }
+    (Checkpoint::Done, Some(meta))
 }
 
 /// The meta of a band file already verified (or just written) by this bake.
@@ -368,7 +394,7 @@ pub fn bands_north_first(grid: &Grid, rows: u32) -> Vec<(u32, u32)> {
 /// (family, probability) entries in post order.
 pub type BandProbabilities = (Vec<u16>, Vec<(i32, f32)>);
 
-/// Band (r0, rows) of `grid` as a full-width tile, for [`BandProgress`].
+/// Band (r0, rows) of `grid` as a full-width tile, for [`RowProgress`].
 fn band_tile(grid: &Grid, r0: u32, rows: u32) -> TileSpec {
     TileSpec { c0: 0, r0, cols: grid.cols, rows }
 }
@@ -380,10 +406,16 @@ pub struct BandSet {
     pub layout: BandLayout,
     /// Rows a band (the last one, at the north edge, may have fewer).
     pub band_rows: u32,
-    tile_dir: PathBuf,
+    /// The checkpoint folders bands are looked up in (a bake's own first, where it writes the
+    /// bands it computes; a merge's are the shards').
+    dirs: Vec<PathBuf>,
+    /// The bake the bands belong to.
+    pub bake: Fingerprint,
+    /// Where each finished band was found (by first row), when not in the first folder.
+    located: std::sync::Mutex<std::collections::HashMap<u32, PathBuf>>,
     /// Which bands are finished (a band is one full-width "tile" of `band_rows` rows), the
-    /// same bookkeeping as the height tiles' (`bands::BandProgress`).
-    progress: BandProgress,
+    /// same bookkeeping as the height tiles' (`row_progress::RowProgress`).
+    progress: RowProgress,
     /// Each finished band file's blocks (keyed by its first row), read at its first read.
     indexes: std::sync::Mutex<std::collections::HashMap<u32, std::sync::Arc<BandIndex>>>,
     /// The blocks decompressed last: readers of a few rows (a GeoTIFF strip, the row above a
@@ -407,10 +439,33 @@ type BlockKey = (u32, u32, usize);
 const RECENT_BLOCKS: usize = 64;
 
 impl BandSet {
-    pub fn new(grid: Grid, layout: BandLayout, band_rows: u32, tile_dir: PathBuf) -> Self {
+    /// The bands of `grid` in the checkpoint folders `dirs` (non-empty; bands this bake
+    /// computes go to the first).
+    pub fn new(grid: Grid, layout: BandLayout, band_rows: u32, dirs: Vec<PathBuf>, bake: Fingerprint) -> Self {
+        assert!(!dirs.is_empty(), "a band set has a folder");
         let all: Vec<TileSpec> = bands_north_first(&grid, band_rows).into_iter().map(|(r0, rows)| band_tile(&grid, r0, rows)).collect();
-        let progress = BandProgress::new(&grid, band_rows, &all);
-        BandSet { grid, layout, band_rows, tile_dir, progress, indexes: Default::default(), recent: Default::default() }
+        let progress = RowProgress::new(&grid, band_rows, &all);
+        BandSet { grid, layout, band_rows, dirs, bake, located: Default::default(), progress, indexes: Default::default(), recent: Default::default() }
+    }
+
+    /// Looks band (r0, rows) up in every folder: finished in one of them (which its reads then
+    /// use), or what the first folder holding a file of it holds (damaged or foreign), or
+    /// missing.
+    pub fn locate(&self, r0: u32, rows: u32) -> Checkpoint {
+        let mut seen = Checkpoint::Missing;
+        for dir in &self.dirs {
+            let path = band_path(dir, r0, rows);
+            match band_checkpoint(&path, &self.layout, self.grid.cols, r0, rows, &self.bake).0 {
+                Checkpoint::Done => {
+                    self.located.lock().unwrap_or_else(|e| e.into_inner()).insert(r0, path);
+                    return Checkpoint::Done;
+                }
+                Checkpoint::Missing => {}
+                other if seen == Checkpoint::Missing => seen = other,
+                _ => {}
+            }
+        }
+        seen
     }
 
     /// The bands, north first, as (first grid row, rows).
@@ -418,8 +473,12 @@ impl BandSet {
         bands_north_first(&self.grid, self.band_rows)
     }
 
+    /// The file of band (r0, rows): where [`BandSet::locate`] found it, else in the first folder.
     pub fn path(&self, r0: u32, rows: u32) -> PathBuf {
-        band_path(&self.tile_dir, r0, rows)
+        match self.located.lock().unwrap_or_else(|e| e.into_inner()).get(&r0) {
+            Some(p) => p.clone(),
+            None => band_path(&self.dirs[0], r0, rows),
+        }
     }
 
     /// The band holding grid row `row`: its first row and rows.
@@ -670,7 +729,7 @@ mod tests {
         let cols = set.grid.cols;
         for (r0, rows) in set.bands() {
             let mut body = Vec::new();
-            let mut meta = BandMeta { splat_families: families(r0), ..Default::default() };
+            let mut meta = BandMeta { splat_families: families(r0), bake: set.bake.hex(), place: (r0, rows), ..Default::default() };
             for (c0, crows) in band_chunks(rows) {
                 let mut families = meta.splat_families.clone().into_iter();
                 for plane in chunk_blocks(&set.layout.planes, meta.splat_families.len()).collect::<Vec<_>>() {
@@ -744,11 +803,14 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("trnbake-bands-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let layout = BandLayout { planes: vec![Plane::ShaderId, Plane::Splat, Plane::Normals], probabilities: false };
-        let set = BandSet::new(grid, layout.clone(), 128, dir.clone());
+        let bake = Fingerprint([7; 32]);
+        let set = BandSet::new(grid, layout.clone(), 128, vec![dir.clone()], bake);
         write_bands(&set);
         for (r0, rows) in set.bands() {
-            let meta = verified_meta(&set.path(r0, rows), &layout, grid.cols, rows).expect("a whole band file");
-            assert_eq!(meta.splat_families, families(r0));
+            let (status, meta) = band_checkpoint(&set.path(r0, rows), &layout, grid.cols, r0, rows, &bake);
+            assert_eq!(status, Checkpoint::Done);
+            assert_eq!(meta.expect("a whole band file").splat_families, families(r0));
+            assert_eq!(set.locate(r0, rows), Checkpoint::Done);
         }
         // Every kind of block is there.
         let meta = read_meta(&set.path(0, 128)).unwrap();
@@ -789,14 +851,27 @@ mod tests {
         let path = set.path(0, 128);
         let bytes = std::fs::read(&path).unwrap();
         let other = BandLayout { planes: vec![Plane::ShaderId, Plane::Splat], probabilities: false };
-        assert!(verified_meta(&path, &other, grid.cols, 128).is_none(), "another layout");
-        assert!(verified_meta(&path, &layout, grid.cols + 1, 128).is_none(), "another width");
+        let status = |layout: &BandLayout, cols: u32, r0: u32, bake: &Fingerprint| band_checkpoint(&path, layout, cols, r0, 128, bake).0;
+        assert_eq!(status(&other, grid.cols, 0, &bake), Checkpoint::Foreign, "another layout");
+        assert_eq!(status(&layout, grid.cols + 1, 0, &bake), Checkpoint::Foreign, "another width");
+        assert_eq!(status(&layout, grid.cols, 128, &bake), Checkpoint::Foreign, "another band's place");
+        assert_eq!(status(&layout, grid.cols, 0, &Fingerprint([8; 32])), Checkpoint::Foreign, "another bake");
+        // A neighbour's file copied in place of this band is refused by its place.
+        std::fs::copy(set.path(128, 128), &path).unwrap();
+        assert_eq!(status(&layout, grid.cols, 0, &bake), Checkpoint::Foreign, "a neighbour's band");
         let mut bad = bytes.clone();
         bad[5] ^= 1;
         std::fs::write(&path, &bad).unwrap();
-        assert!(verified_meta(&path, &layout, grid.cols, 128).is_none(), "checksum");
+        assert_eq!(status(&layout, grid.cols, 0, &bake), Checkpoint::Damaged, "checksum");
         std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
-        assert!(verified_meta(&path, &layout, grid.cols, 128).is_none(), "truncated");
+        assert_eq!(status(&layout, grid.cols, 0, &bake), Checkpoint::Damaged, "truncated");
+        // A set over two folders reads a band from the folder that has it.
+        let second = dir.join("second");
+        std::fs::create_dir_all(&second).unwrap();
+        std::fs::write(band_path(&second, 0, 128), &bytes).unwrap();
+        let both = BandSet::new(grid, layout.clone(), 128, vec![dir.clone(), second.clone()], bake);
+        assert_eq!(both.locate(0, 128), Checkpoint::Done);
+        assert_eq!(both.path(0, 128), band_path(&second, 0, 128));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

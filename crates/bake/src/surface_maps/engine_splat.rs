@@ -21,8 +21,8 @@
 //! of A posts. Each image reads, per block of its rows, the source rows those rows need:
 //! memory is bounded by a block, whatever the grid.
 
+use super::band_files::{largest_remainder_bytes, BandSet};
 use crate::folder::write_json;
-use crate::surface_bands::{largest_remainder_bytes, BandSet};
 use std::collections::HashMap;
 use std::io;
 use std::ops::Range;

@@ -1,0 +1,185 @@
+//! Which files each map writes: the maps streamed while the bands compute, and those that
+//! need a figure of the whole grid once every band is finished.
+
+use super::*;
+/// A map writer to run on a thread of its own: its files, or the error.
+pub(super) type Writer<'s> = Box<dyn FnOnce() -> crate::Result<Vec<WrittenFile>> + Send + 's>;
+
+/// Positions of a map's files in the list of written files: the catalogue's order
+/// ([`MapKind`]), room for 10 files a map.
+pub(super) fn order(map: MapKind) -> usize {
+    10 * map as usize
+}
+
+impl SurfaceMapsJob {
+    /// The writers of the maps that need no figure of the whole grid: they start before the
+    /// first band and encode each band as soon as it is finished.
+    pub(super) fn streamed_writers<'s>(&'s self, set: &'s BandSet, inputs: &'s StreamInputs) -> Vec<(usize, Writer<'s>)> {
+        let mut out: Vec<(usize, Writer<'s>)> = Vec::new();
+        let dir = inputs.outdir;
+        let png = move |name: &'static str, plane: Plane, channels: u32| -> Writer<'s> {
+            // The noisy maps as noisy, each with its best filter; the masks as patterned
+            // (`png8`'s measurements).
+            let coding = match plane {
+                Plane::Normals | Plane::Preview => Png8Coding::Noisy(RowFilter::Paeth),
+                Plane::Color => Png8Coding::Noisy(RowFilter::Average),
+                _ => Png8Coding::Patterned,
+            };
+            Box::new(move || Ok(vec![write_png8_from(&dir.join(name), &PlaneRows { set, plane, channels, wait: true }, coding)?]))
+        };
+        let tif = move |name: String, plane: Plane, sample: TiffSample| -> Writer<'s> {
+            // Ids and classes: overviews (COG) pick a value instead of averaging.
+            let opts = if matches!(sample, TiffSample::U16 { .. }) { self.tiff.for_ids() } else { self.tiff };
+            Box::new(move || Ok(vec![write_geotiff_from(&dir.join(name), &PlaneSource { set, plane, wait: true }, &self.citation, sample, &opts)?]))
+        };
+        let ids = TiffSample::U16 { scale: 1.0, offset: 0.0 };
+        if self.want(MapKind::Normals) {
+            out.push((order(MapKind::Normals), png("normals.png", Plane::Normals, 3)));
+        }
+        if self.want(MapKind::Splat) {
+            out.push((order(MapKind::Splat), tif("shader_id.tif".into(), Plane::ShaderId, ids)));
+        }
+        if self.want(MapKind::Flora) {
+            for (k, name) in FLORA_CLASSES.iter().enumerate() {
+                out.push((order(MapKind::Flora) + 2 * k, tif(format!("flora_{name}_id.tif"), Plane::FloraId(k as u8), ids)));
+            }
+        }
+        if self.want(MapKind::Water) {
+            out.push((order(MapKind::Water), tif("water_height.tif".into(), Plane::WaterLevel, TiffSample::F32)));
+            out.push((order(MapKind::Water) + 1, png("water_mask.png", Plane::WaterMask, 1)));
+        }
+        if self.want(MapKind::Env) {
+            out.push((order(MapKind::Env), tif("env_id.tif".into(), Plane::Environment, ids)));
+        }
+        if self.want(MapKind::Color) {
+            out.push((order(MapKind::Color), png("color.png", Plane::Color, 3)));
+        }
+        if self.want(MapKind::Exclude) {
+            out.push((order(MapKind::Exclude), png("exclude.png", Plane::Exclude, 1)));
+            out.push((order(MapKind::Exclude) + 1, png("passable.png", Plane::Passable, 1)));
+        }
+        if self.want(MapKind::Preview) {
+            let rows = PreviewRows { set, heights: inputs.heights, range: inputs.range };
+            out.push((
+                order(MapKind::Preview),
+                Box::new(move || Ok(vec![write_png8_from(&dir.join("preview.png"), &rows, Png8Coding::Noisy(RowFilter::Paeth))?])),
+            ));
+        }
+        out
+    }
+
+    /// The maps that need a figure of the whole grid, from the finished band checkpoints
+    /// (their metas hold the figures): splat channels and legend, flora densities and legend,
+    /// per-family flora maps, the scatter, and SMAP (whose 8 m chunks come from the height
+    /// evaluator itself).
+    pub(super) fn whole_grid_writers(&self, set: &BandSet, inputs: &StreamInputs) -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
+        let metas: Vec<((u32, u32), BandMeta)> =
+            set.bands().into_iter().map(|(r0, rows)| read_meta(&set.path(r0, rows)).map(|m| ((r0, rows), m))).collect::<io::Result<_>>()?;
+        let dir = inputs.outdir;
+        let generator = &self.terrain.generator;
+        // The splat maps on a thread of their own, beside the flora maps: each reads the
+        // checkpoints and deflates in parallel, but their reading is serial.
+        let splat = || -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
+            if !self.want(MapKind::Splat) {
+                return Ok(Vec::new());
+            }
+            let mut families: Vec<i32> = metas.iter().flat_map(|(_, m)| m.splat_families.iter().copied()).collect();
+            families.sort_unstable();
+            families.dedup();
+            let mut files = Vec::new();
+            let mut legend = Vec::new();
+            for (k, chunk) in families.chunks(4).enumerate() {
+                let name = format!("splat_{k}.png");
+                let channels = std::array::from_fn(|ch| chunk.get(ch).copied());
+                files.push(write_png8_from(&dir.join(&name), &SplatRows { set, channels }, Png8Coding::Noisy(RowFilter::Up))?);
+                for (ch, f) in chunk.iter().enumerate() {
+                    let fam = generator.shader_families.families().iter().find(|x| x.id == *f);
+                    legend.push(serde_json::json!({
+                        "image": name, "channel": CHANNELS[ch], "family_id": f,
+                        "name": fam.map(|x| x.name.clone()), "surface_properties": fam.map(|x| x.surface_properties.clone()),
+                        "color": fam.map(|x| x.color), "shaders": fam.map(|x| x.children.iter().map(|c| c.name.clone()).collect::<Vec<_>>()),
+                    }));
+                }
+            }
+            files.push(write_json(
+                &dir.join("splat_legend.json"),
+                &serde_json::json!({ "channels": legend, "weights": "per post, summing to 255 where a shader applies" }),
+            )?);
+            // Something to look at, and the engines' own packings of the same weights.
+            files.push(engine_splat::write_preview(dir, set, &families, generator)?);
+            files.extend(engine_splat::write_engine_maps(dir, set, &families, generator, inputs.export, inputs.quiet)?);
+            Ok(vec![(order(MapKind::Splat) + 1, files)])
+        };
+        let mut out = Vec::new();
+        let splat_written = std::thread::scope(|scope| -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
+            let splat = scope.spawn(splat);
+            let rest = self.flora_and_other_whole_grid_maps(set, inputs, &metas);
+            let splat = splat.join().map_err(|_| crate::Error::Invalid("the splat map writer panicked".into()))?;
+            out.extend(rest?);
+            splat
+        })?;
+        out.extend(splat_written);
+        Ok(out)
+    }
+
+    /// The whole-grid maps but the splat ones (see [`SurfaceMapsJob::whole_grid_writers`]).
+    pub(super) fn flora_and_other_whole_grid_maps(
+        &self,
+        set: &BandSet,
+        inputs: &StreamInputs,
+        metas: &[((u32, u32), BandMeta)],
+    ) -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {
+        let dir = inputs.outdir;
+        let generator = &self.terrain.generator;
+        let mut out = Vec::new();
+        if self.want(MapKind::Flora) {
+            let mut legend = serde_json::Map::new();
+            for (class, name) in FLORA_CLASSES.iter().enumerate() {
+                let range = metas.iter().filter_map(|(_, m)| m.flora_range[class]).reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
+                let opts = Png16Options { min_max: Some(range.unwrap_or((f32::NAN, f32::NAN))), ..Default::default() };
+                let src = PlaneSource { set, plane: Plane::FloraProbability(class as u8), wait: false };
+                out.push((
+                    order(MapKind::Flora) + 2 * class + 1,
+                    vec![write_png16_from(&dir.join(format!("flora_{name}_density.png")), &src, 1.0 / 65535.0, 0.0, &opts)?],
+                ));
+                let mut used: Vec<i32> = metas.iter().flat_map(|(_, m)| m.flora_ids[class].iter().copied()).collect();
+                used.sort_unstable();
+                used.dedup();
+                let entries: Vec<serde_json::Value> = used
+                    .iter()
+                    .map(|id| {
+                        let (fname, density) = if class < 2 {
+                            generator.flora_families.families().iter().find(|f| f.id == *id).map(|f| (f.name.clone(), f.density)).unzip()
+                        } else {
+                            generator.radial_families.families().iter().find(|f| f.id == *id).map(|f| (f.name.clone(), f.density)).unzip()
+                        };
+                        serde_json::json!({ "family_id": id, "name": fname, "density": density })
+                    })
+                    .collect();
+                legend.insert(name.to_string(), serde_json::Value::Array(entries));
+            }
+            let legend = serde_json::json!({ "classes": legend, "density_png": "placement probability of the most likely family, 0..65535 = 0..1 (swg-trn §5.9 stack reading)" });
+            out.push((order(MapKind::Flora) + 9, vec![write_json(&dir.join("flora_legend.json"), &legend)?]));
+        }
+        if self.want(MapKind::FloraFamilies) {
+            let mut files = Vec::new();
+            for (class, name) in FLORA_CLASSES.iter().enumerate() {
+                let mut families: Vec<i32> = metas.iter().flat_map(|(_, m)| m.probability_families[class].iter().copied()).collect();
+                families.sort_unstable();
+                families.dedup();
+                for f in families {
+                    let src = FamilySource { set, metas, class, family: f, cache: Default::default() };
+                    files.push(write_png16_from(&dir.join(format!("flora_{name}_family_{f}.png")), &src, 1.0 / 65535.0, 0.0, &Png16Options::default())?);
+                }
+            }
+            out.push((order(MapKind::FloraFamilies), files));
+        }
+        if self.want(MapKind::Scatter) {
+            out.push((order(MapKind::Scatter), write_scatter(dir, set, metas, inputs.height_evaluator, self.surface.plan.half_width)?));
+        }
+        if self.want(MapKind::Smap) {
+            out.push((order(MapKind::Smap), write_smap(dir, inputs.grid, inputs.height_evaluator)?));
+        }
+        Ok(out)
+    }
+}
