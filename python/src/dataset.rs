@@ -48,33 +48,12 @@ pub fn map_arrays(map: &str) -> Vec<String> {
     }
 }
 
-/// The maps the command line bakes by default (`bake --maps auto`, `default_maps` of
-/// `trnbake-bake`) that are arrays of data: height and normals always, each other map when
-/// some rule or table of the file feeds it (the shaded `preview` image is left out).
+/// The maps the command line bakes by default (`bake --maps auto`: the catalogue's
+/// [`trnbake_swg::maps::default_maps`]) that this package gives as arrays: height and normals
+/// always, each other map when some rule or table of the file feeds it (the shaded `preview`
+/// image is left out).
 pub fn default_maps(t: &Terrain, surface: &SurfaceEvaluator) -> Vec<String> {
-    use trnbake_swg::plan::*;
-    let kinds: Vec<u32> = surface.plan.affectors.iter().map(|a| a.kind).collect();
-    let has = |ks: &[u32]| kinds.iter().any(|k| ks.contains(k));
-    let mut maps = vec!["height", "normals"];
-    if has(&[AFFECTOR_SHADER_CONSTANT, AFFECTOR_SHADER_REPLACE, AFFECTOR_ROAD_SHADER]) {
-        maps.push("splat");
-    }
-    if kinds.iter().any(|k| (AFFECTOR_FLORA_BASE..AFFECTOR_FLORA_BASE + 4).contains(k)) {
-        maps.push("flora");
-    }
-    if WaterTables::new(t).has_any() {
-        maps.push("water");
-    }
-    if has(&[AFFECTOR_ENVIRONMENT]) {
-        maps.push("env");
-    }
-    if has(&[AFFECTOR_COLOR_CONSTANT, AFFECTOR_COLOR_RAMP_HEIGHT, AFFECTOR_COLOR_RAMP_FRACTAL]) {
-        maps.push("color");
-    }
-    if has(&[AFFECTOR_EXCLUDE, AFFECTOR_PASSABLE]) {
-        maps.push("exclude");
-    }
-    maps.into_iter().map(String::from).collect()
+    trnbake_swg::maps::default_maps(t, surface).into_iter().map(|m| m.name()).filter(|m| MAP_NAMES.contains(m)).map(String::from).collect()
 }
 
 /// A rectangle of posts of the bake's grid: [c0, c0 + cols) × [r0, r0 + rows), rows counted
