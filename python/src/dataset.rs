@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use rayon::prelude::*;
 use trnbake_swg::eval::height::CPU_CULL_BLOCK;
-use trnbake_swg::eval::HeightEvaluator;
+use trnbake_swg::eval::{height_at_point, HeightEvaluator};
 use trnbake_swg::grid::Grid;
 use trnbake_swg::model::Terrain;
 use trnbake_swg::plan::FLORA_CLASSES;
@@ -266,7 +266,8 @@ fn channels_of<T: Copy + Default>(k: usize, rows: usize, cols: usize, f: impl Fn
 /// The heights of the window with a 1-post apron: (cols + 2) × (rows + 2) posts, row-major
 /// from the south, padded (0, 0) being post (c0 − 1, r0 − 1). Posts inside the grid are the
 /// height pass's (bit-identical whatever the block: culling is exact), posts outside it are
-/// evaluated exactly at the positions the whole-grid apron gives them.
+/// evaluated exactly at the positions the whole-grid apron gives them (what the rules give
+/// there, on the map or not).
 fn padded_heights(he: &HeightEvaluator, g: &Grid, w: Window) -> Vec<f32> {
     let stride = w.cols as usize + 2;
     let mut padded = vec![0.0f32; stride * (w.rows as usize + 2)];
@@ -296,7 +297,11 @@ fn padded_heights(he: &HeightEvaluator, g: &Grid, w: Window) -> Vec<f32> {
     if !ring.is_empty() {
         let points: Vec<(f32, f32)> =
             ring.iter().map(|&(c, r)| (g.x0 as f32 + c as f32 * g.spacing as f32, g.z0 as f32 + r as f32 * g.spacing as f32)).collect();
-        for (&(c, r), h) in ring.iter().zip(he.heights_at(&points)) {
+        // What the rules give at each point, on the map or not (`band_apron_heights`' apron
+        // heights; `HeightEvaluator::height_at` may refuse points off the map).
+        let anywhere = |&(x, z): &(f32, f32)| height_at_point(&he.plan, &he.plan.tile_layers([x, z, x, z]), x, z);
+        let heights: Vec<f32> = points.par_iter().map(anywhere).collect();
+        for (&(c, r), h) in ring.iter().zip(heights) {
             padded[(r - pr0) as usize * stride + (c - pc0) as usize] = h;
         }
     }
