@@ -178,7 +178,7 @@ fn grid_heights(e: &HeightEvaluator, g: &Grid, reporter: &dyn Reporter) -> Vec<f
 
 /// The splat weights of one post for `families`, summing to 1 where the post has any shader,
 /// all 0 elsewhere: the shares the CLI's `splat_N.png` rounds to bytes summing to 255.
-fn splat_weights(r: &PostSurface, families: &[i32]) -> Vec<f32> {
+pub(crate) fn splat_weights(r: &PostSurface, families: &[i32]) -> Vec<f32> {
     let total: f32 = r.splat.iter().filter(|e| e.0 != 0).map(|e| e.1).sum();
     if total <= 0.0 {
         return vec![0.0; families.len()];

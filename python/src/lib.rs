@@ -4,6 +4,7 @@
 //! georeferencing equal what `trnbake bake --backend cpu` writes.
 
 pub mod bake;
+pub mod dataset;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -454,6 +455,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTerrain>()?;
     m.add_class::<PyBake>()?;
     m.add("MAP_NAMES", MAP_NAMES.to_vec())?;
+    dataset::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -7,13 +7,16 @@ from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Terrain", "Bake", "MAP_NAMES", "__version__"]
+__all__ = ["Terrain", "Bake", "MAP_NAMES", "MAP_ARRAYS", "__version__", "_grid", "_default_maps", "_legends", "_window"]
 
 __version__: str
 
 MAP_NAMES: List[str]
 """The map names ``Terrain.bake(maps=...)`` takes: height, normals, splat, flora, water, env,
 color, exclude."""
+
+MAP_ARRAYS: Dict[str, List[str]]
+"""The arrays (``open_dataset`` variables) each map gives, by map name."""
 
 _Path = Union[str, "os.PathLike[str]"]
 
@@ -138,3 +141,15 @@ class Bake:
     @property
     def splat_families(self) -> List[int]:
         """The shader family ids of the channels of "splat_weights", in order."""
+
+# The native half of ``trnbake.open_dataset`` (``trnbake._dataset``).
+def _grid(terrain: Terrain, region: Optional[Tuple[float, float, float, float]] = None, spacing: Optional[float] = None) -> Dict[str, Any]: ...
+def _default_maps(terrain: Terrain) -> List[str]: ...
+def _legends(terrain: Terrain) -> Dict[str, List[Tuple[int, str, Tuple[int, int, int]]]]: ...
+def _window(
+    terrain: Terrain,
+    grid: Tuple[float, float, float, int, int],
+    window: Tuple[int, int, int, int],
+    arrays: Sequence[str],
+    splat_families: Sequence[int] = ...,
+) -> Dict[str, npt.NDArray[Any]]: ...
