@@ -346,3 +346,59 @@ fn bad_golden_folders_are_clear_errors() {
     assert_eq!(o.status.code(), Some(1));
     assert!(output_text(&o).contains("/nonexistent/goldens/golden.json"), "{}", output_text(&o));
 }
+
+/// Two `check --bless` runs on one golden folder, each for another fixture, at once: both
+/// fixtures' figures land in golden.json every round (#37 item 6: without the folder's lock
+/// the second writer kept only its own).
+#[test]
+fn concurrent_blesses_of_two_fixtures_both_land() {
+    let dir = tmp("concurrent-bless");
+    let golden = dir.join("golden");
+    copy_dir(&golden_dir(), &golden);
+    let original = Manifest::load(&golden).unwrap();
+    let (a, b) = ("boundaries", "filters");
+    let figures = |m: &Manifest, name: &str| {
+        let h = &m.fixtures.iter().find(|f| f.name == name).unwrap().maps[0];
+        (h.height_scale, h.height_offset)
+    };
+    for round in 0..6 {
+        // Stale goldens: each fixture's image swapped with the other's, and figures that no
+        // bless wrote (so each bless must rewrite its fixture's entry).
+        let mut stale = original.clone();
+        for f in stale.fixtures.iter_mut().filter(|f| f.name == a || f.name == b) {
+            f.maps[0].height_scale = Some(1.0);
+            f.maps[0].height_offset = Some(f64::from(round));
+        }
+        std::fs::write(golden.join("golden.json"), serde_json::to_string_pretty(&stale).unwrap()).unwrap();
+        let (pa, pb) = (golden.join(format!("{a}.height.png")), golden.join(format!("{b}.height.png")));
+        let (ia, ib) = (std::fs::read(&pa).unwrap(), std::fs::read(&pb).unwrap());
+        std::fs::write(&pa, ib).unwrap();
+        std::fs::write(&pb, ia).unwrap();
+        let bless = |name: &str| {
+            trnbake()
+                .args(["check", "--backend", "cpu", "--bless", "--fixture", name, "--golden"])
+                .arg(&golden)
+                .env("XDG_RUNTIME_DIR", std::env::var_os("XDG_RUNTIME_DIR").unwrap_or_else(|| "/tmp".into()))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (ca, cb) = (bless(a), bless(b));
+        for (name, c) in [(a, ca), (b, cb)] {
+            let o = c.wait_with_output().unwrap();
+            let out = output_text(&o);
+            assert!(o.status.success(), "round {round}: bless of {name}: {out}");
+            assert!(out.contains(&format!("UPDATED   {name}/height")), "round {round}: {out}");
+        }
+        let after = Manifest::load(&golden).unwrap();
+        for name in [a, b] {
+            assert_eq!(figures(&after, name), figures(&original, name), "round {round}: the bless of {name} was lost from golden.json");
+        }
+        assert_eq!(after, original, "round {round}: golden.json is the corpus's again");
+    }
+    // And the goldens they wrote check.
+    let o = check(&["--backend", "cpu", "--fixture", a, "--fixture", b], &golden, &dir.join("report"));
+    assert!(o.status.success(), "{}", output_text(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -15,6 +15,7 @@
 pub mod compare;
 pub mod coverage;
 pub mod image;
+pub mod lock;
 pub mod report;
 
 use crate::{backend_name, choose_gpu, heights_in_memory, post_count, Backend};
@@ -522,6 +523,9 @@ fn read_golden(dir: &Path, fixture: &str, m: &MapGolden, b: &Baked) -> Result<Ra
 pub fn run(opts: &CheckOptions) -> Result<CheckSummary> {
     let start = Instant::now();
     let dir = &opts.golden;
+    // Held to the end: a bless reads golden.json, rewrites images and writes it back as one
+    // step, so a concurrent bless of other fixtures starts from what this one wrote.
+    let _lock = lock::lock(dir, opts.bless, opts.quiet)?;
     let mut manifest = Manifest::load(dir)?;
     for name in &opts.only {
         if !manifest.fixtures.iter().any(|f| &f.name == name) {
