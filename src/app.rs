@@ -20,6 +20,8 @@ pub fn load_terrain(file: Option<&Path>) -> Result<Terrain> {
 }
 
 pub fn run(cli: Cli) -> Result<()> {
+    // What the libraries report (notes, warnings, progress), shown on stderr; silent with -q.
+    let term = std::sync::Arc::new(crate::report::Terminal::new(cli.quiet));
     match cli.command {
         Command::Info { file, tree, json } => info(file.as_deref(), tree, json),
         Command::Decompile { file, output } => decompile(&file, output.as_deref()),
@@ -49,7 +51,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 fidelity(&file, cells, seed, pimp_cells, json, &height, &surface, pimp_samples)
             }
         }
-        Command::Bake(args) => bake(&args, cli.quiet),
+        Command::Bake(args) => bake(&args, &term),
         Command::Merge { output, shards, export } => {
             // The shards' own outputs unless an export flag is given.
             let given = export.format.is_some()
@@ -59,20 +61,20 @@ pub fn run(cli: Cli) -> Result<()> {
                 || export.cog
                 || export.compress != trnbake_raster::writers::geotiff::Compression::Deflate;
             let choice = if given { Some(export_choice(&export)?) } else { None };
-            let r = trnbake_bake::merge(&output, &shards, choice.as_ref(), cli.quiet)?;
+            let r = trnbake_bake::merge(&output, &shards, choice.as_ref(), &*term)?;
             if !cli.quiet {
                 let files = r.outputs.len();
                 eprintln!("merged {} posts into {} ({files} file{})", r.posts, output.display(), if files == 1 { "" } else { "s" });
             }
             Ok(())
         }
-        Command::Check { golden, backend, bless, report, fixture } => check(golden, backend, bless, report, fixture, cli.quiet),
+        Command::Check { golden, backend, bless, report, fixture } => check(golden, backend, bless, report, fixture, &term),
         Command::Adapters => adapters(),
         Command::Bench { file, repeat, json, full_16m, planet, planet_cpu, planet_tile, backends, height, surface } => {
             let planet = planet.map(|spacings| (spacings, planet_tile, planet_cpu));
             bench(file.as_deref(), repeat, json, full_16m, planet, backends, &height, &surface)
         }
-        Command::Convert(args) => convert(&args, cli.quiet),
+        Command::Convert(args) => convert(&args, &term),
         Command::Scs(cmd) => crate::scs_cmd::run(cmd, cli.quiet),
         Command::Nwn2(args) => crate::nwn2_cmd::run(&args, cli.quiet),
         Command::BenchExport { posts, dir, format, json } => bench_export(posts, dir, format.as_deref(), json),
@@ -375,7 +377,8 @@ fn fidelity_explain(
 
 /// Turn `bake` arguments into a validated pipeline (the flags' own checks here, with their
 /// names; everything else is the library's).
-pub fn bake_pipeline(args: &crate::cli::BakeArgs, quiet: bool) -> Result<trnbake_bake::Pipeline> {
+pub fn bake_pipeline(args: &crate::cli::BakeArgs, term: &std::sync::Arc<crate::report::Terminal>) -> Result<trnbake_bake::Pipeline> {
+    let quiet = term.quiet();
     let mut request = match &args.file {
         Some(p) => trnbake_bake::BakeRequest::from_file(p, &args.output)?,
         None => trnbake_bake::BakeRequest::demo(&args.output),
@@ -405,7 +408,7 @@ pub fn bake_pipeline(args: &crate::cli::BakeArgs, quiet: bool) -> Result<trnbake
             Some(resolved.shard)
         }
     };
-    request.quiet = quiet;
+    request.reporter = term.clone();
     Ok(request.pipeline()?)
 }
 
@@ -440,7 +443,8 @@ pub fn export_choice(args: &crate::cli::ExportArgs) -> Result<trnbake_raster::wr
     Ok(ExportChoice { formats, preset: args.preset, size: args.size, tiles: args.tiles, tiff })
 }
 
-fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
+fn convert(args: &crate::cli::ConvertArgs, term: &crate::report::Terminal) -> Result<()> {
+    let quiet = term.quiet();
     use trnbake_raster::readers::{open, ImportOptions};
     use trnbake_raster::writers::set::{dir_and_stem, export, ExportSpec, Format, Output, Tiles};
     use trnbake_raster::RowOrder;
@@ -499,7 +503,7 @@ fn convert(args: &crate::cli::ConvertArgs, quiet: bool) -> Result<()> {
     let citation = input.citation.clone().unwrap_or_else(|| "trnbake local metres".to_string());
     let out_ext = if ext == "vrt" || ext.is_empty() { format.extension().to_string() } else { ext.clone() };
     let spec = ExportSpec { outputs: vec![Output { format, stem: stem.clone(), ext: out_ext }], ..ExportSpec::for_bake(&choice, citation) };
-    let pb = trnbake_bake::progress::Progress::new(0, "files", "convert", quiet);
+    let pb = trnbake_bake::Progress::new(term, 0, "files", "convert");
     let report = export(input.source.as_ref(), None, &spec, &dir, &|total| {
         pb.set_total(total);
         pb.inc(1);
@@ -574,8 +578,9 @@ fn bench_export(posts: u32, dir: Option<std::path::PathBuf>, formats: Option<&[S
     Ok(())
 }
 
-fn bake(args: &crate::cli::BakeArgs, quiet: bool) -> Result<()> {
-    let pipeline = bake_pipeline(args, quiet)?;
+fn bake(args: &crate::cli::BakeArgs, term: &std::sync::Arc<crate::report::Terminal>) -> Result<()> {
+    let quiet = term.quiet();
+    let pipeline = bake_pipeline(args, term)?;
     let r = pipeline.run()?;
     let job = &pipeline.job;
     if !quiet {
@@ -607,10 +612,17 @@ fn check(
     bless: bool,
     report: Option<std::path::PathBuf>,
     only: Vec<String>,
-    quiet: bool,
+    term: &crate::report::Terminal,
 ) -> Result<()> {
     use trnbake_bake::golden::{report, run, CheckOptions};
-    let s = run(&CheckOptions { golden, backend, bless, report: report.clone(), only, quiet })?;
+    let quiet = term.quiet();
+    // Each map's line on stdout as it is known (only failures with --quiet), the bar out of the way.
+    let mut print = |o: &trnbake_bake::golden::MapOutcome| {
+        if !quiet || o.status.is_failure() {
+            term.suspend(|| println!("{}", o.line()));
+        }
+    };
+    let s = run(&CheckOptions { golden, backend, bless, report: report.clone(), only }, term, &mut print)?;
     let n = s.outcomes.len();
     let failures = s.failures();
     let what = if s.bless { "blessed" } else { "checked" };

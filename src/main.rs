@@ -6,6 +6,7 @@ mod bench;
 mod cli;
 mod nwn2_cmd;
 mod parse;
+mod report;
 mod scs_cmd;
 
 use clap::Parser;

@@ -240,7 +240,8 @@ pub fn export_cmd(a: &ExportArgs, quiet: bool) -> Result<Exported> {
         None => None,
     };
     // Steps: the input (heights, water, splat), the area, the .trx walkmesh.
-    let pb = trnbake_bake::progress::Progress::new(3, "steps", "nwn2 export", quiet);
+    let term = crate::report::Terminal::new(quiet);
+    let pb = trnbake_bake::Progress::new(&term, 3, "steps", "nwn2 export");
     let sized = |w: f64, h: f64| ((w / 40.0).round().max(1.0) as u32, (h / 40.0).round().max(1.0) as u32);
     let (mut heights, water, (w, h));
     let mut blend = None;
@@ -290,7 +291,7 @@ pub fn export_cmd(a: &ExportArgs, quiet: bool) -> Result<Exported> {
                     textures.push(export::DEFAULT_TEXTURE.to_string());
                 }
             }
-            pb.suspend(|| {
+            term.suspend(|| {
                 for (k, (id, name)) in families.iter().enumerate() {
                     let why = match export::default_texture(name).1 {
                         _ if !by_name => " (--textures)".to_string(),

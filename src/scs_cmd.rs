@@ -259,7 +259,8 @@ fn export_options(a: &ExportArgs) -> Result<ExportOptions> {
 
 fn export(a: &ExportArgs, quiet: bool) -> Result<()> {
     let opts = export_options(a)?;
-    let pb = trnbake_bake::progress::Progress::new(2, "steps", "scs export", quiet);
+    let term = crate::report::Terminal::new(quiet);
+    let pb = trnbake_bake::Progress::new(&term, 2, "steps", "scs export");
     pb.set_stage("heights");
     let (grid, h, citation) = load_input(a)?;
     pb.inc(1);

@@ -266,6 +266,14 @@ fn id_geotiffs_have_no_unit_and_can_name_their_values() {
     }
     assert!(ids >= 3, "{ids} id maps");
     assert_eq!(gdalinfo_with_sidecars(&bake.join("height.tif"))["bands"][0]["unit"], "m");
+    // The bake names every id map's families (the terrain's, 0 as "none"), as GDAL reads them.
+    for name in ["shader_id.tif", "env_id.tif", "flora_collidable_id.tif"] {
+        assert!(bake.join(format!("{name}.aux.xml")).is_file(), "{name}: no category names");
+        let cats = gdalinfo_with_sidecars(&bake.join(name))["bands"][0]["categories"].clone();
+        let named: Vec<&str> =
+            cats.as_array().unwrap_or_else(|| panic!("{name}: no categories")).iter().filter_map(|c| c.as_str()).filter(|c| !c.is_empty()).collect();
+        assert!(named.contains(&"none") && named.len() >= 2, "{name}: {cats}");
+    }
 
     // The writer: category names by value (gaps stay unnamed), read back by GDAL.
     let g = Grid { cols: 40, rows: 30, x0: 0.0, z0: 0.0, spacing: 2.0 };

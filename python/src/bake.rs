@@ -3,10 +3,11 @@
 //! its heights, and the surface maps as the command line computes them, each an array of
 //! posts with the north row first.
 
-use trnbake_swg::eval::HeightEvaluator;
+use trnbake_swg::eval::{HeightEvaluator, CPU_CULL_BLOCK};
 use trnbake_swg::grid::{post_count, Grid};
 use trnbake_swg::model::Terrain;
 use trnbake_swg::plan::FLORA_CLASSES;
+use trnbake_swg::report::{Progress, Reporter};
 use trnbake_swg::surface::grid::{evaluate, water_levels, PostSurface};
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::SurfaceEvaluator;
@@ -66,6 +67,8 @@ pub struct BakeInputs<'a> {
     pub surface: Option<&'a SurfaceEvaluator>,
     pub grid: Grid,
     pub maps: &'a [String],
+    /// Told the progress: the heights in posts (`height`), then the surface maps in steps.
+    pub reporter: &'a dyn Reporter,
 }
 
 /// The result of [`run`]: the arrays, and the shader families of the `splat_weights`
@@ -81,7 +84,7 @@ pub fn run(inp: &BakeInputs) -> BakeOutput {
     let g = inp.grid;
     let (cols, rows) = (g.cols as usize, g.rows as usize);
     let want = |m: &str| inp.maps.iter().any(|x| x == m);
-    let heights = inp.heights.grid_heights(&g);
+    let heights = grid_heights(inp.heights, &g, inp.reporter);
     let mut arrays = Vec::new();
     let mut splat_families = Vec::new();
     let plane = |name: &str, samples: Samples| MapArray { name: name.into(), shape: vec![rows, cols], samples };
@@ -91,7 +94,13 @@ pub fn run(inp: &BakeInputs) -> BakeOutput {
 
     let surface_maps = ["normals", "splat", "flora", "env", "color", "exclude"];
     let surface = match inp.surface {
-        Some(se) if surface_maps.iter().any(|m| want(m)) => Some(evaluate(&g, &heights, inp.heights, se, NormalMethod::default())),
+        Some(se) if surface_maps.iter().any(|m| want(m)) => {
+            let p = Progress::new(inp.reporter, 1, "steps", "surface maps");
+            let s = evaluate(&g, &heights, inp.heights, se, NormalMethod::default());
+            p.inc(1);
+            p.finish();
+            Some(s)
+        }
         _ => None,
     };
     if want("height") {
@@ -151,6 +160,22 @@ pub fn run(inp: &BakeInputs) -> BakeOutput {
     BakeOutput { arrays, splat_families }
 }
 
+/// The heights of `grid` as [`HeightEvaluator::grid_heights`] computes them (bands of whole
+/// culling blocks, so the same blocks, bit for bit), a band at a time for the progress.
+fn grid_heights(e: &HeightEvaluator, g: &Grid, reporter: &dyn Reporter) -> Vec<f32> {
+    let mut out = vec![0.0f32; g.len()];
+    let p = Progress::new(reporter, g.len() as u64, "posts", "height");
+    // About a million posts a band, in whole blocks of rows.
+    let band = ((1u64 << 20) / u64::from(g.cols.max(1)) / u64::from(CPU_CULL_BLOCK)).max(1) as u32 * CPU_CULL_BLOCK;
+    for (k, chunk) in out.chunks_mut((g.cols as usize * band as usize).max(1)).enumerate() {
+        let rows = (chunk.len() / g.cols as usize) as u32;
+        e.grid_region(g, 0, k as u32 * band, g.cols, rows, CPU_CULL_BLOCK, chunk);
+        p.inc(chunk.len() as u64);
+    }
+    p.finish();
+    out
+}
+
 /// The splat weights of one post for `families`, summing to 1 where the post has any shader,
 /// all 0 elsewhere: the shares the CLI's `splat_N.png` rounds to bytes summing to 255.
 fn splat_weights(r: &PostSurface, families: &[i32]) -> Vec<f32> {
@@ -188,7 +213,7 @@ mod tests {
         let se = SurfaceEvaluator::new(&t, &opts, Default::default()).unwrap();
         let maps: Vec<String> = MAP_NAMES.iter().map(|s| s.to_string()).collect();
         let grid = bake_grid([-100.0, -60.0, 100.0, 60.0], 8.0).unwrap();
-        let out = run(&BakeInputs { terrain: &t, heights: &he, surface: Some(&se), grid, maps: &maps });
+        let out = run(&BakeInputs { terrain: &t, heights: &he, surface: Some(&se), grid, maps: &maps, reporter: &trnbake_swg::report::NullReporter });
         let names: Vec<&str> = out.arrays.iter().map(|a| a.name.as_str()).collect();
         for n in ["height", "normals", "shader_id", "splat_weights", "flora_radial_far_density", "env_id", "color", "exclude", "passable", "water_height", "water_mask"] {
             assert!(names.contains(&n), "{n} missing from {names:?}");

@@ -6,7 +6,7 @@
 pub mod bake;
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use numpy::ndarray::{ArrayD, IxDyn};
 use numpy::{AllowTypeChange, IntoPyArray, PyArrayLikeDyn, PyUntypedArrayMethods};
@@ -17,6 +17,7 @@ use pyo3::IntoPyObjectExt;
 use trnbake_swg::eval::{HeightEvaluator, OffMap};
 use trnbake_swg::model::{default_data_root, LoadError, Terrain as Model};
 use trnbake_swg::plan::{HeightOptions, PlanError};
+use trnbake_swg::report::{Level, Reporter, Task};
 use trnbake_swg::surface::SurfaceEvaluator;
 
 use bake::{BakeInputs, MapArray, Samples, MAP_NAMES};
@@ -52,6 +53,7 @@ fn load_error(e: LoadError) -> PyErr {
             error.offset,
             error.message
         )),
+        other => PyValueError::new_err(other.to_string()),
     }
 }
 
@@ -95,10 +97,72 @@ pub struct PyTerrain {
     surface: OnceLock<Result<SurfaceEvaluator, String>>,
 }
 
+/// What the library reports during a call, for Python: notes and warnings are kept until the
+/// GIL is back ([`PyReporter::warn_all`] makes them `warnings.warn`), progress goes to the
+/// callable `progress(done, total, label)` at once (taking the GIL for the call). The first
+/// exception the callable raises is kept, and no further progress is sent.
+struct PyReporter {
+    messages: Mutex<Vec<(Level, String)>>,
+    progress: Option<Py<PyAny>>,
+    error: Mutex<Option<PyErr>>,
+}
+
+impl PyReporter {
+    fn new(progress: Option<Py<PyAny>>) -> Self {
+        PyReporter { messages: Mutex::new(Vec::new()), progress, error: Mutex::new(None) }
+    }
+
+    fn report(&self, task: &Task) {
+        let Some(callback) = &self.progress else { return };
+        let mut error = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        if error.is_none() {
+            Python::attach(|py| {
+                if let Err(e) = callback.call1(py, (task.done(), task.total(), task.label())) {
+                    *error = Some(e);
+                }
+            });
+        }
+    }
+
+    /// Each note and warning as a `RuntimeWarning` (`warnings.warn`, pointing at the caller's
+    /// line); then the callable's exception, if it raised one.
+    fn warn_all(self, py: Python<'_>) -> PyResult<()> {
+        for (level, text) in self.messages.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            if level >= Level::Note {
+                warn(py, text)?;
+            }
+        }
+        match self.error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Reporter for PyReporter {
+    fn message(&self, level: Level, text: &str) {
+        self.messages.lock().unwrap_or_else(|e| e.into_inner()).push((level, text.to_string()));
+    }
+    fn start(&self, task: &Arc<Task>) {
+        self.report(task);
+    }
+    fn inc(&self, task: &Task, _: u64) {
+        self.report(task);
+    }
+    fn set_total(&self, task: &Task, _: u64) {
+        self.report(task);
+    }
+}
+
 impl PyTerrain {
-    fn surface(&self) -> PyResult<&SurfaceEvaluator> {
+    /// The surface evaluator, built on first use (its plan's warnings to `reporter` then).
+    fn surface(&self, reporter: &dyn Reporter) -> PyResult<&SurfaceEvaluator> {
         let built = self.surface.get_or_init(|| {
-            SurfaceEvaluator::new(&self.model, &self.options, Default::default()).map_err(|e| format!("{}: {e}", self.path.display()))
+            let se = SurfaceEvaluator::new(&self.model, &self.options, Default::default()).map_err(|e| format!("{}: {e}", self.path.display()))?;
+            for w in &se.plan.warnings {
+                reporter.warn(w);
+            }
+            Ok(se)
         });
         built.as_ref().map_err(|e| PyValueError::new_err(e.clone()))
     }
@@ -122,11 +186,17 @@ impl PyTerrain {
         let data_root = data_root.or_else(|| default_data_root(&path));
         let options = HeightOptions { roads, bitmap_gain, data_root: data_root.clone(), missing_bitmaps_zero };
         // Reading the file and its bitmaps takes a while for a planet: other threads run meanwhile.
+        let reporter = PyReporter::new(None);
         let (model, heights) = py.detach(|| -> PyResult<_> {
             let model = Model::load(&path).map_err(load_error)?;
             let heights = HeightEvaluator::new(&model, &options).map_err(|e| plan_error(e, &path))?;
+            for w in &heights.plan.warnings {
+                (&reporter as &dyn Reporter).warn(w);
+            }
             Ok((model, heights))
         })?;
+        // The plan's warnings (a bitmap family read as black, a missing fractal) as `RuntimeWarning`s.
+        reporter.warn_all(py)?;
         Ok(PyTerrain { path, data_root, model, options, heights, surface: OnceLock::new() })
     }
 
@@ -209,9 +279,22 @@ impl PyTerrain {
     /// raises `ValueError`; one reaching past the map's edge is baked as the command line bakes
     /// it (the posts outside hold what the rules give there), with a `RuntimeWarning`.
     ///
+    /// `progress`, if given, is called as `progress(done, total, label)` while the bake runs:
+    /// `label` "height" counts posts, "surface maps" steps (an exception it raises ends the
+    /// reports and is raised when the bake returns). Notes and warnings of the bake (the
+    /// surface plan's, on the first bake that needs it) are `RuntimeWarning`s.
+    ///
     /// Returns a `Bake`; the arrays have the north row first. Computed with the GIL released.
-    #[pyo3(signature = (region=None, spacing=None, maps=None, backend="cpu"))]
-    fn bake(&self, py: Python<'_>, region: Option<(f64, f64, f64, f64)>, spacing: Option<f64>, maps: Option<Vec<String>>, backend: &str) -> PyResult<PyBake> {
+    #[pyo3(signature = (region=None, spacing=None, maps=None, backend="cpu", progress=None))]
+    fn bake(
+        &self,
+        py: Python<'_>,
+        region: Option<(f64, f64, f64, f64)>,
+        spacing: Option<f64>,
+        maps: Option<Vec<String>>,
+        backend: &str,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<PyBake> {
         if backend != "cpu" {
             return Err(PyValueError::new_err(format!(
                 "backend {backend:?}: the Python package bakes on the CPU only (backend=\"cpu\"); the trnbake command line has the GPU backend"
@@ -240,10 +323,18 @@ impl PyTerrain {
                 ),
             )?;
         }
+        if let Some(p) = &progress {
+            if !p.bind(py).is_callable() {
+                return Err(PyValueError::new_err("progress must be a callable progress(done, total, label), or None"));
+            }
+        }
+        let reporter = PyReporter::new(progress);
         let out = py.detach(|| -> PyResult<_> {
-            let surface = if maps.iter().any(|m| m != "height" && m != "water") { Some(self.surface()?) } else { None };
-            Ok(bake::run(&BakeInputs { terrain: &self.model, heights: &self.heights, surface, grid, maps: &maps }))
-        })?;
+            let surface = if maps.iter().any(|m| m != "height" && m != "water") { Some(self.surface(&reporter)?) } else { None };
+            Ok(bake::run(&BakeInputs { terrain: &self.model, heights: &self.heights, surface, grid, maps: &maps, reporter: &reporter }))
+        });
+        reporter.warn_all(py)?;
+        let out = out?;
         let arrays = PyDict::new(py);
         for a in out.arrays {
             let name = a.name.clone();

@@ -157,8 +157,26 @@ def test_text_file_is_valueerror(tmp_path):
 def test_missing_bitmap_is_oserror(tatooine_path, tmp_path):
     with pytest.raises(FileNotFoundError, match="moseisely_road_height.tga"):
         trnbake.Terrain(tatooine_path, data_root=tmp_path)
-    # As --missing-bitmaps zero: the terrain loads.
-    assert trnbake.Terrain(tatooine_path, data_root=tmp_path, missing_bitmaps="zero").map_width == 16384
+    # As --missing-bitmaps zero: the terrain loads, and each bitmap read as black is a
+    # RuntimeWarning (the library never prints: Python's warnings route or silence it).
+    with pytest.warns(RuntimeWarning, match="moseisely_road_height.tga.*using an all-zero bitmap"):
+        assert trnbake.Terrain(tatooine_path, data_root=tmp_path, missing_bitmaps="zero").map_width == 16384
+
+
+def test_bake_reports_progress(tatooine):
+    calls = []
+    b = tatooine.bake(region=(-256, -256, 256, 256), spacing=8, maps=["height", "splat"], progress=lambda *a: calls.append(a))
+    posts = b.shape[0] * b.shape[1]
+    assert calls[0] == (0, posts, "height")
+    assert (posts, posts, "height") in calls
+    assert calls[-1] == (1, 1, "surface maps")
+    # An exception of the callable ends the reports and is raised when the bake returns.
+    def stop(done, total, label):
+        raise RuntimeError("stop")
+    with pytest.raises(RuntimeError, match="stop"):
+        tatooine.bake(region=(-64, -64, 64, 64), spacing=8, progress=stop)
+    with pytest.raises(ValueError, match="progress must be a callable"):
+        tatooine.bake(region=(-64, -64, 64, 64), spacing=8, progress=3)
 
 
 def test_gil_released_during_bake(tatooine):

@@ -2,7 +2,7 @@
 
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, final
+from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -28,7 +28,9 @@ class Terrain:
 
     Raises ``OSError`` (``FileNotFoundError``, ...) when the file or a bitmap it needs cannot be
     read, ``ValueError`` when the file is not a valid terrain (the message names the file, the
-    chunk and the byte offset). A ``Terrain`` is immutable and may be shared between threads.
+    chunk and the byte offset). The plan's warnings (with ``missing_bitmaps="zero"``, each
+    bitmap read as black) are ``RuntimeWarning`` (``warnings.warn``). A ``Terrain`` is immutable
+    and may be shared between threads.
     """
 
     def __new__(
@@ -71,6 +73,7 @@ class Terrain:
         spacing: Optional[float] = None,
         maps: Optional[Sequence[str]] = None,
         backend: Literal["cpu"] = "cpu",
+        progress: Optional[Callable[[int, int, str], Any]] = None,
     ) -> Bake:
         """Bakes a grid of posts, as ``trnbake bake --backend cpu`` does, into numpy arrays.
 
@@ -80,6 +83,9 @@ class Terrain:
         line's post count). ``maps`` names what to compute (``MAP_NAMES``; ``["height"]`` by
         default); an unknown name is a ``ValueError`` listing the known ones. ``backend`` must be
         "cpu": "gpu" and "auto" are a ``ValueError`` (this package bakes on the CPU).
+        ``progress``, if given, is called as ``progress(done, total, label)`` while the bake
+        runs: label "height" counts posts, "surface maps" steps. Notes and warnings of the bake
+        are ``RuntimeWarning`` (``warnings.warn``); the library never prints.
 
         A region wholly off the map, or whose posts are not finite single-precision numbers, is a
         ``ValueError``; one reaching past the map's edge is baked as the command line bakes it

@@ -4,7 +4,7 @@
 use trnbake_gpu::{GpuContext, GpuHeightPass};
 use trnbake_swg::eval::{Grid, HeightEvaluator};
 
-use crate::{Backend, Result};
+use crate::{Backend, Reporter, Result};
 
 /// The determinism class of a backend for [`BakeState::backend`].
 pub(crate) fn backend_class(gpu: Option<&GpuContext>) -> String {
@@ -15,36 +15,30 @@ pub(crate) fn backend_class(gpu: Option<&GpuContext>) -> String {
 }
 
 /// The GPU context `backend` asks for, or `None` for the CPU backend; says which on stderr
-/// unless `quiet`. `Auto` takes only hardware adapters: a software adapter (lavapipe) runs
+/// to `reporter`. `Auto` takes only hardware adapters: a software adapter (lavapipe) runs
 /// the kernel far slower than the CPU backend (README, Performance); `Gpu` still uses it.
-pub fn choose_gpu(backend: Backend, adapter_filter: Option<&str>, quiet: bool) -> Result<Option<GpuContext>> {
+pub fn choose_gpu(backend: Backend, adapter_filter: Option<&str>, reporter: &dyn Reporter) -> Result<Option<GpuContext>> {
     let gpu = match backend {
         Backend::Cpu => None,
         Backend::Gpu => Some(GpuContext::new(false, adapter_filter)?),
         Backend::Auto => match GpuContext::new(false, adapter_filter) {
             Ok(c) if c.adapter.device_type == "Cpu" && adapter_filter.is_none() => {
-                if !quiet {
-                    eprintln!(
-                        "note: only a software GPU adapter ({}) is present; baking on the faster CPU backend (--backend gpu forces the adapter)",
-                        c.adapter.name
-                    );
-                }
+                reporter.note(format!(
+                    "only a software GPU adapter ({}) is present; baking on the faster CPU backend (--backend gpu forces the adapter)",
+                    c.adapter.name
+                ));
                 None
             }
             Ok(c) => Some(c),
             Err(e) => {
-                if !quiet {
-                    eprintln!("note: no usable GPU adapter ({e}); baking on the CPU");
-                }
+                reporter.note(format!("no usable GPU adapter ({e}); baking on the CPU"));
                 None
             }
         },
     };
-    if !quiet {
-        match &gpu {
-            Some(c) => eprintln!("backend: GPU, adapter {} ({}, {})", c.adapter.name, c.adapter.backend, c.adapter.driver_info),
-            None => eprintln!("backend: CPU ({} threads)", rayon::current_num_threads()),
-        }
+    match &gpu {
+        Some(c) => reporter.info(format!("backend: GPU, adapter {} ({}, {})", c.adapter.name, c.adapter.backend, c.adapter.driver_info)),
+        None => reporter.info(format!("backend: CPU ({} threads)", rayon::current_num_threads())),
     }
     Ok(gpu)
 }

@@ -16,10 +16,10 @@ use crate::backend::{backend_class, backend_name, choose_gpu};
 use crate::folder::OutputFolder;
 use crate::height_stage::{bake_citation, compute_tiles, write_outputs};
 use crate::manifest::write_manifest;
-use crate::progress::Progress;
 use crate::row_progress::{north_first, RowProgress, StreamedCheckpoints};
 use crate::store::{self, tile_checkpoint, tile_path, BakeState, Checkpoint, CheckpointSource, Fingerprint, CHECKPOINT_DIR, STATE_FILE};
 use crate::surface_maps;
+use crate::Progress;
 use crate::{BakeJob, BakeReport, Error, Result};
 
 /// Run the height pass of `job` with `evaluator`, checkpointing tiles in the output folder.
@@ -27,10 +27,10 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     let start = Instant::now();
     // One owner per folder, temp files of dead runs swept, the manifest marked in progress.
     let resume_note = format!("the finished tiles are kept in {}; run the same command again to resume", job.outdir.join(CHECKPOINT_DIR).display());
-    let folder = OutputFolder::claim(&job.outdir, Some(resume_note), job.quiet)?;
+    let folder = OutputFolder::claim(&job.outdir, Some(resume_note), &*job.reporter)?;
     std::fs::create_dir_all(job.outdir.join(CHECKPOINT_DIR)).with_context(|| format!("cannot create {}", job.outdir.display()))?;
     // The backend first: checkpoints of another backend are not resumed.
-    let gpu = choose_gpu(job.backend, job.adapter_filter.as_deref(), job.quiet)?;
+    let gpu = choose_gpu(job.backend, job.adapter_filter.as_deref(), &*job.reporter)?;
     let adapter = gpu.as_ref().map(|c| c.adapter.clone());
     let backend_name = backend_name(gpu.as_ref()).to_string();
     let backend = backend_class(gpu.as_ref());
@@ -50,9 +50,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             None => Some("it is damaged or from another version".to_string()),
         };
         if let Some(why) = why {
-            if !job.quiet {
-                eprintln!("note: the checkpoints in {} belong to a different bake: {why}; starting afresh", job.outdir.display());
-            }
+            job.reporter.note(format!("the checkpoints in {} belong to a different bake: {why}; starting afresh", job.outdir.display()));
             tracing::info!("{} belongs to a different bake; starting afresh", state_path.display());
             let _ = std::fs::remove_dir_all(job.outdir.join(CHECKPOINT_DIR));
             std::fs::create_dir_all(job.outdir.join(CHECKPOINT_DIR))?;
@@ -83,16 +81,14 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             Checkpoint::Done => {}
             Checkpoint::Missing => todo.push(*t),
             status => {
-                if !job.quiet {
-                    eprintln!("note: the checkpoint of the tile at post ({}, {}) {}; recomputing it", t.c0, t.r0, status.why());
-                }
+                job.reporter.note(format!("the checkpoint of the tile at post ({}, {}) {}; recomputing it", t.c0, t.r0, status.why()));
                 todo.push(*t);
             }
         }
     }
     let resumed = mine.len() - todo.len();
-    if resumed > 0 && !job.quiet {
-        eprintln!("resuming: {resumed} of {} tiles already done", mine.len());
+    if resumed > 0 {
+        job.reporter.info(format!("resuming: {resumed} of {} tiles already done", mine.len()));
     }
 
     // Tiles from the north edge down, band by band, so that the outputs can be written
@@ -108,7 +104,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         _ => None,
     };
 
-    let pb = Progress::new(todo.len() as u64, "tiles", "height", job.quiet);
+    let pb = Progress::new(&*job.reporter, todo.len() as u64, "tiles", "height");
     let t_compute = Instant::now();
     let mut report = BakeReport::new(backend_name, adapter, u64::from(job.grid.cols) * u64::from(job.grid.rows));
     report.tiles_computed = todo.len();
@@ -151,7 +147,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         let rest = if later.formats.is_empty() {
             None
         } else {
-            let pb = Progress::new(0, "files", "writing", job.quiet);
+            let pb = Progress::new(&*job.reporter, 0, "files", "writing");
             let r = export(&src, Some(range), &ExportSpec::for_bake(later, citation.clone()), &job.outdir, &|total| {
                 pb.set_total(total);
                 pb.inc(1);
@@ -182,7 +178,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
                 range: (f32::NAN, f32::NAN),
                 height_evaluator: evaluator,
                 gpu: gpu.as_ref(),
-                quiet: job.quiet,
+                reporter: &*job.reporter,
                 export: None,
             };
             let out = maps.stream(&inputs)?;
@@ -212,9 +208,14 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             summary.height_max = max;
             report.export = Some(summary);
         }
-        None => {
-            write_outputs(&CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir), &job.params, &job.outdir, &job.export, job.quiet, &mut report)?
-        }
+        None => write_outputs(
+            &CheckpointSource::pending(&job.grid, job.params.tile, &job.outdir),
+            &job.params,
+            &job.outdir,
+            &job.export,
+            &*job.reporter,
+            &mut report,
+        )?,
     }
     if let Some(maps) = &job.surface_maps {
         // Streamed band by band from the height checkpoints (memory bounded by a band).
@@ -229,7 +230,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             range: (report.min_height, report.max_height),
             height_evaluator: evaluator,
             gpu: gpu.as_ref(),
-            quiet: job.quiet,
+            reporter: &*job.reporter,
             export: report.export.as_ref(),
         };
         let out = maps.stream(&inputs)?;
@@ -238,7 +239,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         report.maps_seconds = Some(out.timing.total_seconds);
         report.surface_timing = Some(out.timing);
     }
-    folder.remove_stale(&report.outputs, job.quiet);
+    folder.remove_stale(&report.outputs, &*job.reporter);
     report.total_seconds = start.elapsed().as_secs_f64();
     write_manifest(&job.outdir, &job.params, &report)?;
     let _ = std::fs::remove_dir_all(job.outdir.join(CHECKPOINT_DIR));

@@ -23,7 +23,7 @@ use std::sync::Mutex;
 use trnbake_raster::fsutil::{sweep_stale_temps, write_atomic};
 use trnbake_raster::WrittenFile;
 
-use crate::{Error, Result};
+use crate::{Error, Reporter, Result};
 
 /// The lock file in an output folder.
 pub const LOCK_FILE: &str = ".trnbake.lock";
@@ -53,8 +53,9 @@ pub struct OutputFolder {
 
 impl OutputFolder {
     /// Claims `dir` (creating it): lock, sweep, manifest in progress. `resume_note` is what an
-    /// interrupted run keeps (printed by a signal handler), if anything.
-    pub fn claim(dir: &Path, resume_note: Option<String>, quiet: bool) -> Result<OutputFolder> {
+    /// interrupted run keeps (printed by a signal handler), if anything. Temp files swept are
+    /// a note to `reporter`. Another owner is [`Error::FolderInUse`].
+    pub fn claim(dir: &Path, resume_note: Option<String>, reporter: &dyn Reporter) -> Result<OutputFolder> {
         std::fs::create_dir_all(dir).map_err(|e| Error::Invalid(format!("cannot create {}: {e}", dir.display())))?;
         let lock_path = dir.join(LOCK_FILE);
         let mut lock = OpenOptions::new()
@@ -69,11 +70,7 @@ impl OutputFolder {
             Err(std::fs::TryLockError::WouldBlock) => {
                 let mut holder = String::new();
                 let _ = lock.read_to_string(&mut holder);
-                let who = match holder.trim().parse::<u32>() {
-                    Ok(pid) => format!("another trnbake (PID {pid})"),
-                    Err(_) => "another trnbake".to_string(),
-                };
-                return Err(Error::Invalid(format!("{} is in use by {who}; wait for it to finish, or bake into another folder", dir.display())));
+                return Err(Error::FolderInUse { dir: dir.to_path_buf(), pid: holder.trim().parse::<u32>().ok() });
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::Invalid(format!("cannot lock {}: {e}", lock_path.display()))),
         }
@@ -82,8 +79,8 @@ impl OutputFolder {
 
         let mut swept = sweep_stale_temps(dir)?;
         swept.extend(sweep_stale_temps(&dir.join(crate::store::CHECKPOINT_DIR))?);
-        if !swept.is_empty() && !quiet {
-            eprintln!("note: removed {} temporary file(s) left in {} by an interrupted run", swept.len(), dir.display());
+        if !swept.is_empty() {
+            reporter.note(format!("removed {} temporary file(s) left in {} by an interrupted run", swept.len(), dir.display()));
         }
 
         let previous = previous_outputs(&dir.join(MANIFEST_FILE));
@@ -100,8 +97,8 @@ impl OutputFolder {
     }
 
     /// Removes the files an earlier manifest listed that `written` does not include; returns
-    /// them. Call after every output and before the final manifest.
-    pub fn remove_stale(&self, written: &[WrittenFile], quiet: bool) -> Vec<PathBuf> {
+    /// them (and tells `reporter`). Call after every output and before the final manifest.
+    pub fn remove_stale(&self, written: &[WrittenFile], reporter: &dyn Reporter) -> Vec<PathBuf> {
         let now: BTreeSet<&str> = written.iter().map(|w| w.path.as_str()).collect();
         let mut removed = Vec::new();
         for rel in self.previous.iter().filter(|p| !now.contains(p.as_str())) {
@@ -112,8 +109,8 @@ impl OutputFolder {
                 removed.push(p);
             }
         }
-        if !removed.is_empty() && !quiet {
-            eprintln!("note: removed {} file(s) of the previous bake in {} that this one does not write", removed.len(), self.dir.display());
+        if !removed.is_empty() {
+            reporter.note(format!("removed {} file(s) of the previous bake in {} that this one does not write", removed.len(), self.dir.display()));
         }
         removed
     }
@@ -139,9 +136,4 @@ fn previous_outputs(manifest: &Path) -> Vec<String> {
     let names =
         list.as_array().map(|a| a.iter().filter_map(|o| o.get("path").and_then(|p| p.as_str()).or(o.as_str()).map(String::from)).collect()).unwrap_or_default();
     names
-}
-
-pub(crate) fn write_json(path: &Path, v: &serde_json::Value) -> crate::Result<WrittenFile> {
-    trnbake_raster::fsutil::write_atomic(path, serde_json::to_string_pretty(v)?.as_bytes())?;
-    Ok(WrittenFile::of_file(path, "json")?)
 }

@@ -11,10 +11,10 @@ use trnbake_raster::writers::set::{export, ExportChoice, ExportReport, ExportSpe
 use trnbake_swg::eval::HeightEvaluator;
 use trnbake_swg::grid::TileSpec;
 
-use crate::progress::Progress;
 use crate::row_progress::RowProgress;
 use crate::store::{tile_bytes, tile_path, CheckpointSource, Fingerprint};
 use crate::{BakeJob, BakeParams, BakeReport, Error, Result, CPU_CULL_BLOCK};
+use crate::{Progress, Reporter};
 
 /// Compute and checkpoint `todo` (already in north-first order) on the GPU when `gpu` is
 /// given, else on the CPU, reporting each finished tile to `progress`. The CPU computes one
@@ -78,13 +78,13 @@ pub(crate) fn write_outputs(
     params: &BakeParams,
     outdir: &Path,
     choice: &ExportChoice,
-    quiet: bool,
+    reporter: &dyn Reporter,
     report: &mut BakeReport,
 ) -> Result<()> {
     let (min, max) = scan_min_max(src)?.context("the bake has no finite height")?;
     report.min_height = min;
     report.max_height = max;
-    let pb = Progress::new(0, "files", "writing", quiet);
+    let pb = Progress::new(reporter, 0, "files", "writing");
     let export_all = |choice: &ExportChoice| -> Result<ExportReport> {
         Ok(export(src, Some((min, max)), &ExportSpec::for_bake(choice, bake_citation(params)), outdir, &|total| {
             pb.set_total(total);

@@ -1,95 +1,14 @@
-//! A validated bake: its parameters (what determines every number: the resume, merge and
-//! checkpoint fingerprint), the backend asked for, the shard, and the job the engine runs.
+//! The job the engine runs: a validated bake (its parameters, grid, backend, shard, outputs
+//! and the surface maps' job), as [`BakeRequest::pipeline`](crate::BakeRequest::pipeline)
+//! builds it.
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
 use trnbake_raster::writers::set::ExportChoice;
 use trnbake_swg::eval::Grid;
 
-use crate::request::BakeRecipe;
+use crate::params::{Backend, BakeParams, BakeRecipe, Shard};
 use crate::surface_maps::SurfaceMapsJob;
-use crate::Result;
-
-/// Which evaluator runs the height pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// A hardware GPU adapter when one exists, else the CPU backend (a software adapter
-    /// such as lavapipe is slower than the CPU backend; `gpu` still uses it).
-    Auto,
-    Gpu,
-    Cpu,
-}
-
-/// Everything that determines the bake's numbers (the resume/merge fingerprint).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BakeParams {
-    pub input: String,
-    pub input_sha256: String,
-    pub spacing: f64,
-    /// West, south, east, north post positions (world metres).
-    pub region: [f64; 4],
-    pub cols: u32,
-    pub rows: u32,
-    pub tile: u32,
-    pub roads: bool,
-    pub bitmap_gain: bool,
-    /// SHA-256 of the height plan: every record, fractal table and bitmap pixel the height
-    /// pass reads. It changes with anything that changes a tile (the terrain, the data root
-    /// and the bitmaps found there, the missing-bitmap policy, roads, the bitmap gain), so a
-    /// resume or a merge never mixes tiles of different inputs.
-    pub plan_sha256: String,
-}
-
-/// SHA-256 (hex) of what the height pass of `plan` reads, for [`BakeParams::plan_sha256`].
-pub fn plan_sha256(plan: &trnbake_swg::plan::BakePlan) -> String {
-    use sha2::Digest;
-    let mut h = sha2::Sha256::new();
-    let mut part = |name: &str, bytes: &[u8]| {
-        // Each part with its name and length, so no two plans hash alike by shifting bytes.
-        h.update(name.as_bytes());
-        h.update((bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-    };
-    part("half_width", &plan.half_width.to_le_bytes());
-    part("layers", bytemuck::cast_slice(&plan.layers));
-    part("boundaries", bytemuck::cast_slice(&plan.boundaries));
-    part("points", bytemuck::cast_slice(&plan.points));
-    part("filters", bytemuck::cast_slice(&plan.filters));
-    part("affectors", bytemuck::cast_slice(&plan.affectors));
-    part("roads", bytemuck::cast_slice(&plan.roads));
-    part("road_segments", bytemuck::cast_slice(&plan.road_segments));
-    part("road_samples", bytemuck::cast_slice(&plan.road_samples));
-    part("road_heights", bytemuck::cast_slice(&plan.road_heights));
-    part("fractal_records", bytemuck::cast_slice(&plan.fractal_records));
-    part("perm", bytemuck::cast_slice(&plan.perm_table()));
-    part("gradients", bytemuck::cast_slice(&plan.gradient_table()));
-    part("bitmap_records", bytemuck::cast_slice(&plan.bitmap_records));
-    part("bitmaps", bytemuck::cast_slice(&plan.bitmap_words()));
-    trnbake_raster::hex(&h.finalize())
-}
-
-/// A shard of the tile list: tiles whose index is ≡ index−1 (mod count).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shard {
-    pub index: u32,
-    pub count: u32,
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (k, n) = s.split_once('/').ok_or("expected K/N, e.g. 2/8")?;
-        let index: u32 = k.trim().parse().map_err(|_| format!("`{k}` is not a shard number"))?;
-        let count: u32 = n.trim().parse().map_err(|_| format!("`{n}` is not a shard count"))?;
-        if count == 0 || index == 0 || index > count {
-            return Err(format!("shard {index}/{count}: K must be in 1..=N"));
-        }
-        Ok(Shard { index, count })
-    }
-}
 
 /// Validated options of one bake.
 pub struct BakeJob {
@@ -99,16 +18,12 @@ pub struct BakeJob {
     pub adapter_filter: Option<String>,
     pub shard: Option<Shard>,
     pub outdir: PathBuf,
-    pub quiet: bool,
+    /// Where notes and progress go (the command line's renderer, or a silent one).
+    pub reporter: std::sync::Arc<dyn crate::Reporter>,
     /// Output formats, preset, tiling.
     pub export: ExportChoice,
     /// Surface maps to write from the finished heights, if any.
     pub surface_maps: Option<SurfaceMapsJob>,
     /// What the bake was asked for (recorded in a shard's state for `merge`).
     pub recipe: BakeRecipe,
-}
-
-/// Posts from `a` to `b` (inclusive) at `spacing`.
-pub fn post_count(a: f64, b: f64, spacing: f64) -> Result<u32> {
-    Ok(trnbake_swg::grid::post_count(a, b, spacing)?)
 }

@@ -15,7 +15,7 @@
 //! request.spacing = Some(64.0);                   // 65 x 65 posts
 //! request.maps = vec![MapKind::Height.into(), MapKind::Splat.into()];
 //! request.backend = Backend::Cpu;
-//! request.quiet = true;
+//! // Silent by default: `request.reporter` takes notes and progress (see `report`).
 //! let report = request.pipeline()?.run()?;
 //! assert_eq!(report.posts, 65 * 65);
 //! assert!(out.join("height.tif").is_file() && out.join("manifest.json").is_file());
@@ -40,7 +40,7 @@ mod height_stage;
 mod job;
 mod manifest;
 mod merge;
-pub mod progress;
+mod params;
 mod request;
 mod row_progress;
 pub mod shard;
@@ -50,11 +50,14 @@ pub mod surface_maps;
 pub use backend::{backend_name, choose_gpu, heights_in_memory};
 pub use engine::run_bake;
 pub use error::{Error, Result};
-pub use job::{plan_sha256, post_count, Backend, BakeJob, BakeParams, Shard};
+pub use job::BakeJob;
 pub use manifest::BakeReport;
 pub use merge::merge;
-pub use request::{BakeRecipe, BakeRequest, MapRequest, Pipeline};
+pub use params::{plan_sha256, post_count, Backend, BakeParams, BakeRecipe, MapRequest, Shard};
+pub use request::{BakeRequest, Pipeline};
 pub use store::{BakeState, CheckpointSource, Fingerprint};
 pub use surface_maps::{SurfaceMapsJob, SurfaceMapsOutput, SurfaceTiming};
 pub use trnbake_swg::eval::CPU_CULL_BLOCK;
 pub use trnbake_swg::maps::{MapInfo, MapKind, MAPS};
+pub use trnbake_swg::report;
+pub use trnbake_swg::report::{Level, NullReporter, Progress, Reporter};

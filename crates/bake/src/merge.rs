@@ -22,16 +22,16 @@ use crate::height_stage::write_outputs;
 use crate::manifest::write_manifest;
 use crate::store::{BakeState, CheckpointSource, Fingerprint, STATE_FILE};
 use crate::surface_maps::{StageRole, StreamInputs};
-use crate::{BakeReport, Result, Shard};
+use crate::{BakeReport, Error, Level, Reporter, Result, Shard};
 
 /// Reads the state of shard folder `dir`, which must be a finished shard.
 fn shard_state(dir: &Path) -> Result<(BakeState, Shard)> {
     let p = dir.join(STATE_FILE);
-    let text = std::fs::read_to_string(&p).with_context(|| format!("{} is not a shard folder (no {STATE_FILE})", dir.display()))?;
+    let text = std::fs::read_to_string(&p).map_err(|source| Error::NotAShard { dir: dir.to_path_buf(), source })?;
     let st: BakeState = serde_json::from_str(&text).with_context(|| format!("{} is damaged", p.display()))?;
     let Some(shard) = st.shard else { bail!("{} holds an unsharded bake's checkpoints, not a shard's", dir.display()) };
     if !st.complete {
-        bail!("shard {}/{} ({}) has not finished (its {STATE_FILE} says incomplete); re-run it to resume", shard.index, shard.count, dir.display());
+        return Err(Error::ShardIncomplete { dir: dir.to_path_buf(), shard });
     }
     Ok((st, shard))
 }
@@ -60,7 +60,7 @@ fn difference(a: &BakeState, b: &BakeState) -> Option<&'static str> {
 /// `trnbake merge OUT SHARD...`: check that the shards belong to one bake and cover it, then
 /// write every output of the bake and its manifest into OUT, as the unsharded bake writes them.
 /// `export`: the height outputs (and how GeoTIFFs are written) when not the shards' own.
-pub fn merge(outdir: &Path, shards: &[PathBuf], export: Option<&ExportChoice>, quiet: bool) -> Result<BakeReport> {
+pub fn merge(outdir: &Path, shards: &[PathBuf], export: Option<&ExportChoice>, reporter: &dyn Reporter) -> Result<BakeReport> {
     let start = Instant::now();
     let mut states = Vec::new();
     for dir in shards {
@@ -71,27 +71,15 @@ pub fn merge(outdir: &Path, shards: &[PathBuf], export: Option<&ExportChoice>, q
     let mut by_index: BTreeMap<u32, PathBuf> = BTreeMap::new();
     for ((st, shard), dir) in &states {
         if let Some(why) = difference(first, st) {
-            bail!(
-                "shard {}/{} ({}) belongs to another bake than shard {}/{} ({}): {why}",
-                shard.index,
-                shard.count,
-                dir.display(),
-                first_shard.index,
-                first_shard.count,
-                first_dir.display()
-            );
+            return Err(Error::ShardForeign { dir: dir.clone(), shard: *shard, first_dir: first_dir.clone(), first: *first_shard, why });
         }
         if let Some(other) = by_index.insert(shard.index, dir.clone()) {
             bail!("shard {}/{count} is given twice ({} and {})", shard.index, other.display(), dir.display());
         }
     }
-    let missing: Vec<String> = (1..=count).filter(|k| !by_index.contains_key(k)).map(|k| format!("{k}/{count}")).collect();
+    let missing: Vec<u32> = (1..=count).filter(|k| !by_index.contains_key(k)).collect();
     if !missing.is_empty() {
-        bail!(
-            "shard {} is missing: give the folders of all {count} shards (found {})",
-            missing.join(", "),
-            by_index.keys().map(|k| format!("{k}/{count}")).collect::<Vec<_>>().join(", ")
-        );
+        return Err(Error::ShardMissing { missing, count, found: by_index.keys().copied().collect() });
     }
     let ordered: Vec<(Shard, PathBuf)> = by_index.into_iter().map(|(index, dir)| (Shard { index, count }, dir)).collect();
     let dirs: Vec<PathBuf> = ordered.iter().map(|(_, d)| d.clone()).collect();
@@ -104,21 +92,26 @@ pub fn merge(outdir: &Path, shards: &[PathBuf], export: Option<&ExportChoice>, q
         (None, Some(r)) => r.export.clone(),
         (None, None) => bail!("{} records no export choice (a shard of an older trnbake); give --format", first_dir.display()),
     };
-    let folder = OutputFolder::claim(outdir, None, quiet)?;
+    let folder = OutputFolder::claim(outdir, None, reporter)?;
     let recorded = first.manifest_backend.clone().unwrap_or_default();
     let backend = recorded.get("backend").and_then(|b| b.as_str()).unwrap_or("merge").to_string();
     let mut report = BakeReport::new(backend, None, grid.len() as u64);
     report.adapter_json = recorded.get("adapter").cloned();
     let heights = CheckpointSource::new(&grid, params.tile, &dirs, &fingerprint)?;
-    write_outputs(&heights, params, outdir, &choice, quiet, &mut report)?;
+    write_outputs(&heights, params, outdir, &choice, reporter, &mut report)?;
 
     if let Some(surface) = &first.surface {
         // The surface maps: the bake rebuilt from its recipe, its writers over every shard's bands.
         let recipe = first.recipe.as_ref().context("the shards record no recipe (an older trnbake); re-bake them")?;
         let mut request = recipe.request(outdir)?;
         request.export = choice.clone();
-        request.quiet = quiet;
-        let pipeline = request.pipeline()?;
+        let kept = std::sync::Arc::new(Kept::default());
+        request.reporter = kept.clone();
+        let pipeline = request.pipeline();
+        for (level, text) in kept.0.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+            reporter.message(level, &text);
+        }
+        let pipeline = pipeline?;
         if pipeline.job.params != *params {
             bail!("the terrain's heights have changed since the shards were baked (the bitmaps under the data root, or the terrain file); re-bake the shards");
         }
@@ -136,7 +129,7 @@ pub fn merge(outdir: &Path, shards: &[PathBuf], export: Option<&ExportChoice>, q
             range: (report.min_height, report.max_height),
             height_evaluator: &pipeline.heights,
             gpu: None,
-            quiet,
+            reporter,
             export: report.export.as_ref(),
         };
         let out = maps.stream(&inputs)?;
@@ -145,8 +138,19 @@ pub fn merge(outdir: &Path, shards: &[PathBuf], export: Option<&ExportChoice>, q
         report.maps_seconds = Some(out.timing.total_seconds);
         report.surface_timing = Some(out.timing);
     }
-    folder.remove_stale(&report.outputs, quiet);
+    folder.remove_stale(&report.outputs, reporter);
     report.total_seconds = start.elapsed().as_secs_f64();
     write_manifest(outdir, params, &report)?;
     Ok(report)
+}
+
+/// The messages of the bake a merge rebuilds (its plan's warnings), kept to be told to the
+/// merge's reporter: a request holds an `Arc<dyn Reporter>`, the merge borrows its reporter.
+#[derive(Default)]
+struct Kept(std::sync::Mutex<Vec<(Level, String)>>);
+
+impl Reporter for Kept {
+    fn message(&self, level: Level, text: &str) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push((level, text.to_string()));
+    }
 }

@@ -15,8 +15,10 @@ use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::{SurfaceEvaluator, SurfaceOptions};
 
+use crate::engine::run_bake;
+use crate::params::{BakeRecipe, MapRequest};
 use crate::surface_maps::SurfaceMapsJob;
-use crate::{post_count, run_bake, Backend, BakeJob, BakeParams, BakeReport, Error, Result, Shard};
+use crate::{post_count, Backend, BakeJob, BakeParams, BakeReport, Error, Result, Shard};
 use trnbake_swg::maps::{default_maps, MapKind};
 
 /// What to bake. [`BakeRequest::from_file`], [`BakeRequest::demo`] or [`BakeRequest::new`] fill
@@ -58,8 +60,8 @@ pub struct BakeRequest {
     pub adapter_filter: Option<String>,
     pub shard: Option<Shard>,
     pub outdir: PathBuf,
-    /// No progress bars or notes on stderr.
-    pub quiet: bool,
+    /// Where notes, warnings and progress go; silent ([`crate::NullReporter`]) by default.
+    pub reporter: std::sync::Arc<dyn crate::Reporter>,
 }
 
 impl BakeRequest {
@@ -109,7 +111,7 @@ impl BakeRequest {
             adapter_filter: None,
             shard: None,
             outdir,
-            quiet: false,
+            reporter: crate::report::null(),
         }
     }
 
@@ -130,10 +132,13 @@ impl BakeRequest {
             let outside = r[0] > half || r[2] < -half || r[1] > half || r[3] < -half;
             let shown = format!("{},{},{},{}", r[0], r[1], r[2], r[3]);
             if outside {
-                return Err(Error::Invalid(format!("the region {shown} lies entirely off the map ({})", t.header.extent_text())));
+                return Err(Error::OffMap { region: r, extent: t.header.extent_text() });
             }
             if !(t.header.on_map(r[0], r[1]) && t.header.on_map(r[2], r[3])) {
-                tracing::warn!("the region {shown} reaches past the map's edge ({}); posts outside it hold what the rules give there", t.header.extent_text());
+                self.reporter.warn(format!(
+                    "the region {shown} reaches past the map's edge ({}); posts outside it hold what the rules give there",
+                    t.header.extent_text()
+                ));
             }
         }
         let cols = post_count(region[0], region[2], spacing)?;
@@ -148,7 +153,7 @@ impl BakeRequest {
         check_choice(&self.export, cols, rows)?;
         let heights = HeightEvaluator::new(t, &self.height)?;
         for w in &heights.plan.warnings {
-            tracing::warn!("{w}");
+            self.reporter.warn(w);
         }
         let params = BakeParams {
             input: self.input.clone(),
@@ -171,7 +176,7 @@ impl BakeRequest {
             adapter_filter: self.adapter_filter,
             shard: self.shard,
             outdir: self.outdir,
-            quiet: self.quiet,
+            reporter: self.reporter,
             export: self.export,
             recipe,
         };
@@ -212,7 +217,7 @@ impl BakeRequest {
         let t = &self.terrain;
         let surface = SurfaceEvaluator::new(t, &self.height, self.surface)?;
         for w in &surface.plan.warnings {
-            tracing::warn!("{w}");
+            self.reporter.warn(w);
         }
         let mut maps = Vec::new();
         for m in &self.maps {
@@ -239,55 +244,6 @@ impl BakeRequest {
             band_rows: self.band_rows,
         }))
     }
-}
-
-/// A map `--maps` names: `auto` (every map the terrain feeds) or one of the catalogue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MapRequest {
-    Auto,
-    Map(MapKind),
-}
-
-impl From<MapKind> for MapRequest {
-    fn from(m: MapKind) -> Self {
-        MapRequest::Map(m)
-    }
-}
-
-impl std::str::FromStr for MapRequest {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        if s.trim() == "auto" {
-            Ok(MapRequest::Auto)
-        } else {
-            s.parse().map(MapRequest::Map)
-        }
-    }
-}
-
-/// What a bake was asked for, recorded in a shard's state so that `merge` rebuilds the very
-/// same bake (its surface maps and legends need the terrain and options, not only the
-/// checkpoints): every field of [`BakeRequest`] that changes an output.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct BakeRecipe {
-    pub input: String,
-    pub input_sha256: String,
-    /// Where the terrain file was read from (absolute), when it was a file.
-    pub input_path: Option<PathBuf>,
-    pub name: String,
-    pub height: HeightOptions,
-    pub surface: SurfaceOptions,
-    pub normals: NormalMethod,
-    pub flora_supersample: u32,
-    pub region: Option<[f64; 4]>,
-    pub spacing: Option<f64>,
-    pub tile: Option<u32>,
-    pub band_rows: Option<u32>,
-    pub maps: Vec<MapRequest>,
-    pub export: ExportChoice,
-    /// The backend asked for (it picks the default tile size).
-    pub backend: Backend,
 }
 
 impl BakeRecipe {

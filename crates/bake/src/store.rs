@@ -74,7 +74,7 @@ pub struct BakeState {
     pub surface: Option<String>,
     /// What the bake was asked for, so that `merge` writes what the unsharded bake writes.
     #[serde(default)]
-    pub recipe: Option<crate::request::BakeRecipe>,
+    pub recipe: Option<crate::params::BakeRecipe>,
     /// What the manifest says of the backend (`cpu`/`gpu`, the adapter, where the surface
     /// maps ran), carried from the shards into the merged manifest.
     #[serde(default)]
@@ -195,16 +195,13 @@ impl CheckpointSource {
                 Some((p, _)) => files.push(p.clone()),
                 None => match found.iter().find(|(_, c)| *c != Checkpoint::Missing) {
                     Some((p, c)) => {
-                        let what = match c {
-                            Checkpoint::Foreign => format!("in {} belongs to another bake or place", p.display()),
-                            _ => format!("is damaged in {} (size or checksum)", p.display()),
-                        };
-                        return Err(crate::Error::Invalid(format!(
-                            "the tile at post ({}, {}) {what} and is finished in no other folder; re-run that bake or shard to recompute it",
-                            t.c0, t.r0
-                        )));
+                        let (col, row, path) = (t.c0, t.r0, p.clone());
+                        return Err(match c {
+                            Checkpoint::Foreign => crate::Error::TileForeign { col, row, path },
+                            _ => crate::Error::TileDamaged { col, row, path },
+                        });
                     }
-                    None => return Err(crate::Error::Invalid(format!("tile at post ({}, {}) is missing from every shard folder", t.c0, t.r0))),
+                    None => return Err(crate::Error::TileMissing { col: t.c0, row: t.r0 }),
                 },
             }
         }

@@ -9,12 +9,35 @@
 #include <stdint.h>
 
 /**
+ * The level of a message: a status line.
+ */
+#define TRNBAKE_INFO 0
+
+/**
+ * The level of a message: something the caller may want to know, nothing wrong.
+ */
+#define TRNBAKE_NOTE 1
+
+/**
+ * The level of a message: something probably not what the caller meant (a layer whose
+ * fractal family is missing, say).
+ */
+#define TRNBAKE_WARNING 2
+
+/**
  * An opened terrain: its height evaluator and water tables. Opaque to C.
  *
  * Immutable after `trnbake_terrain_open`, so it is `Send + Sync`: share one handle between
  * threads, and free it once with `trnbake_terrain_free` after all of them are done.
  */
 typedef struct TrnbakeTerrain TrnbakeTerrain;
+
+/**
+ * A function that receives the library's messages: `level` is `TRNBAKE_INFO`, `TRNBAKE_NOTE`
+ * or `TRNBAKE_WARNING`, `message` one line of UTF-8 (valid only during the call: copy it to
+ * keep it), `user_data` the pointer given to `trnbake_set_message_callback`.
+ */
+typedef void (*TrnbakeMessageCallback)(int level, const char *message, void *user_data);
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,6 +56,20 @@ extern "C" {
  * `path` and `data_root` are NULL or NUL-terminated strings.
  */
 TrnbakeTerrain *trnbake_terrain_open(const char *path, const char *data_root);
+
+/**
+ * Sets the function that receives the library's notes and warnings (the library never
+ * prints); NULL removes it, and then messages are dropped (the default).
+ *
+ * The callback may run on any thread that calls into the library (during
+ * `trnbake_terrain_open`, for the warnings of the terrain's plan), possibly on several at
+ * once: it must be thread-safe, and must not call back into the library.
+ *
+ * # Safety
+ * `callback` is NULL or a function callable with the arguments above from any thread until
+ * it is replaced; `user_data` is whatever that function expects (passed through untouched).
+ */
+void trnbake_set_message_callback(TrnbakeMessageCallback callback, void *user_data);
 
 /**
  * The last error message of this thread, or NULL when the last call succeeded.

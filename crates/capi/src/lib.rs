@@ -13,6 +13,9 @@
 //! - **Nothing on the host's stderr, no abort.** A caught panic is not printed (the panic hook
 //!   stays silent inside the API's calls), and every allocation whose size a caller chooses is
 //!   reserved fallibly (`try_reserve`): too large is an error return.
+//! - **Messages go to the caller, never to stderr.** The library prints nothing: its notes and
+//!   warnings (a layer whose fractal family is missing, say) go to the callback of
+//!   [`trnbake_set_message_callback`], or nowhere.
 //! - **One handle, many threads.** A [`TrnbakeTerrain`] is immutable once opened, so one handle
 //!   may be shared by any number of threads; it is freed once, after all of them are done.
 //!
@@ -20,7 +23,7 @@
 //! rlib crate type lets Rust tests and the bench call them exactly as C does.
 
 use std::cell::RefCell;
-use std::ffi::{c_char, c_int, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
@@ -28,10 +31,12 @@ use trnbake_swg::eval::{HeightEvaluator, OffMap, CPU_CULL_BLOCK};
 use trnbake_swg::grid::{Grid, GridError};
 use trnbake_swg::model::{default_data_root, LoadError, Terrain};
 use trnbake_swg::plan::{HeightOptions, PlanError};
+use trnbake_swg::report::{Level, Reporter};
 use trnbake_swg::water::WaterTables;
 
 /// Why a call failed; its text (with the `source()` chain) is what [`trnbake_last_error`] returns.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CapiError {
     #[error("{0} is NULL")]
     Null(&'static str),
@@ -174,15 +179,21 @@ const _: () = {
 
 impl TrnbakeTerrain {
     /// A terrain in memory, with the given height options (the Rust way in; C opens a file).
-    pub fn new(terrain: &Terrain, opts: &HeightOptions) -> Result<TrnbakeTerrain, PlanError> {
-        Ok(TrnbakeTerrain { heights: HeightEvaluator::new(terrain, opts)?, water: WaterTables::new(terrain), map_width: terrain.header.map_width })
+    /// The plan's warnings go to `reporter`.
+    pub fn new(terrain: &Terrain, opts: &HeightOptions, reporter: &dyn Reporter) -> Result<TrnbakeTerrain, PlanError> {
+        let heights = HeightEvaluator::new(terrain, opts)?;
+        for w in &heights.plan.warnings {
+            reporter.warn(w);
+        }
+        Ok(TrnbakeTerrain { heights, water: WaterTables::new(terrain), map_width: terrain.header.map_width })
     }
 
-    /// Loads `path`, with bitmaps resolving under `data_root` (default: [`default_data_root`]).
-    pub fn open(path: &Path, data_root: Option<PathBuf>) -> Result<TrnbakeTerrain, CapiError> {
+    /// Loads `path`, with bitmaps resolving under `data_root` (default: [`default_data_root`]);
+    /// the plan's warnings go to `reporter` (C: the callback of [`trnbake_set_message_callback`]).
+    pub fn open(path: &Path, data_root: Option<PathBuf>, reporter: &dyn Reporter) -> Result<TrnbakeTerrain, CapiError> {
         let terrain = Terrain::load(path)?;
         let opts = HeightOptions { data_root: data_root.or_else(|| default_data_root(path)), ..Default::default() };
-        TrnbakeTerrain::new(&terrain, &opts).map_err(|error| CapiError::Plan { path: path.to_owned(), error })
+        TrnbakeTerrain::new(&terrain, &opts, reporter).map_err(|error| CapiError::Plan { path: path.to_owned(), error })
     }
 
     /// The evaluator behind the handle.
@@ -235,7 +246,60 @@ pub unsafe extern "C" fn trnbake_terrain_open(path: *const c_char, data_root: *c
     guard("trnbake_terrain_open", std::ptr::null_mut(), || {
         let path = c_path(path, "path")?;
         let data_root = if data_root.is_null() { None } else { Some(c_path(data_root, "data_root")?) };
-        Ok(Box::into_raw(Box::new(TrnbakeTerrain::open(&path, data_root)?)))
+        Ok(Box::into_raw(Box::new(TrnbakeTerrain::open(&path, data_root, &CallbackReporter)?)))
+    })
+}
+
+/// The level of a message: a status line.
+pub const TRNBAKE_INFO: c_int = 0;
+/// The level of a message: something the caller may want to know, nothing wrong.
+pub const TRNBAKE_NOTE: c_int = 1;
+/// The level of a message: something probably not what the caller meant (a layer whose
+/// fractal family is missing, say).
+pub const TRNBAKE_WARNING: c_int = 2;
+
+/// A function that receives the library's messages: `level` is `TRNBAKE_INFO`, `TRNBAKE_NOTE`
+/// or `TRNBAKE_WARNING`, `message` one line of UTF-8 (valid only during the call: copy it to
+/// keep it), `user_data` the pointer given to `trnbake_set_message_callback`.
+pub type TrnbakeMessageCallback = Option<unsafe extern "C" fn(level: c_int, message: *const c_char, user_data: *mut c_void)>;
+
+/// The callback and its user data (as an address: the library never reads through it).
+static CALLBACK: std::sync::Mutex<Option<(unsafe extern "C" fn(c_int, *const c_char, *mut c_void), usize)>> = std::sync::Mutex::new(None);
+
+/// The C side's [`Reporter`]: messages to the callback set by [`trnbake_set_message_callback`],
+/// nowhere without one.
+pub struct CallbackReporter;
+
+impl Reporter for CallbackReporter {
+    fn message(&self, level: Level, text: &str) {
+        let Some((callback, user_data)) = *CALLBACK.lock().unwrap_or_else(|e| e.into_inner()) else { return };
+        let level = match level {
+            Level::Info => TRNBAKE_INFO,
+            Level::Warning => TRNBAKE_WARNING,
+            _ => TRNBAKE_NOTE,
+        };
+        let text = CString::new(text.replace('\0', "\\0")).expect("NULs were replaced");
+        // SAFETY: the caller of trnbake_set_message_callback promised a callable function and
+        // a user_data it may receive from any thread.
+        unsafe { callback(level, text.as_ptr(), user_data as *mut c_void) };
+    }
+}
+
+/// Sets the function that receives the library's notes and warnings (the library never
+/// prints); NULL removes it, and then messages are dropped (the default).
+///
+/// The callback may run on any thread that calls into the library (during
+/// `trnbake_terrain_open`, for the warnings of the terrain's plan), possibly on several at
+/// once: it must be thread-safe, and must not call back into the library.
+///
+/// # Safety
+/// `callback` is NULL or a function callable with the arguments above from any thread until
+/// it is replaced; `user_data` is whatever that function expects (passed through untouched).
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_set_message_callback(callback: TrnbakeMessageCallback, user_data: *mut c_void) {
+    guard("trnbake_set_message_callback", (), || {
+        *CALLBACK.lock().unwrap_or_else(|e| e.into_inner()) = callback.map(|f| (f, user_data as usize));
+        Ok(())
     })
 }
 

@@ -3,6 +3,7 @@
 use crate::records::{binding, HEIGHT_PASS_WGSL};
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum GpuError {
     #[error("no GPU adapter found ({0}); install a Vulkan driver (for CI: `apt-get install mesa-vulkan-drivers` gives lavapipe) or use --backend cpu")]
     NoAdapter(String),

@@ -404,6 +404,7 @@ pub fn write(file: &Nwn2File) -> Result<Vec<u8>, WriteError> {
 
 /// Why [`write_to`] failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WriteFail {
     #[error(transparent)]
     Write(#[from] WriteError),

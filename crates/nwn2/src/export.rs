@@ -79,6 +79,7 @@ pub fn texture_material(name: &str) -> u16 {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExportError {
     #[error("{0} x {1} megatiles: each side must be 1–64 (pass --megatiles WxH, or a smaller --region)")]
     BadSize(u32, u32),

@@ -16,6 +16,7 @@ use super::export::Blend;
 use super::walkmesh::VERTEX_SPACING;
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SwgError {
     #[error(transparent)]
     Load(#[from] LoadError),

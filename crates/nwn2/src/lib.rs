@@ -71,6 +71,7 @@ pub struct ParseError {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Nwn2Error {
     #[error("{}: {error}", path.display())]
     Io { path: PathBuf, error: std::io::Error },

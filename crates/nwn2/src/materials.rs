@@ -30,6 +30,7 @@ pub fn material_bit(name: &str) -> Option<u16> {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MaterialsError {
     #[error("cannot read {}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },

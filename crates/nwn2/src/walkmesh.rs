@@ -79,6 +79,7 @@ impl Default for WalkOptions {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WalkError {
     #[error("the vertex grid is {cols}x{rows}: it must be 6·n + 1 vertices a side (whole 10 m tiles) and hold one height per vertex")]
     BadGrid { cols: u32, rows: u32 },

@@ -10,6 +10,7 @@ use std::io;
 
 /// An error of a raster reader or writer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An I/O error with nothing to add.
     #[error(transparent)]

@@ -239,3 +239,10 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// Writes `v` as pretty JSON to `path` atomically (temp + rename) and returns its manifest
+/// entry (format `json`).
+pub fn write_json(path: &Path, v: &serde_json::Value) -> std::io::Result<crate::WrittenFile> {
+    write_atomic(path, serde_json::to_string_pretty(v).map_err(std::io::Error::other)?.as_bytes())?;
+    crate::WrittenFile::of_file(path, "json")
+}

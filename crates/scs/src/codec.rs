@@ -25,6 +25,7 @@ pub const KDOP_BYTES: usize = 53;
 
 /// A reading failure: what, where (file, field, offset).
 #[derive(Debug, thiserror::Error, PartialEq)]
+#[non_exhaustive]
 pub enum CodecError {
     #[error("{file}: {field} at offset {offset}: need {need} bytes, only {have} left")]
     Truncated { file: String, field: String, offset: usize, need: usize, have: usize },

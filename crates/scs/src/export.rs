@@ -43,6 +43,7 @@ pub struct ExportOptions {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExportError {
     #[error(transparent)]
     Fit(#[from] FitError),

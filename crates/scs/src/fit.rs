@@ -115,6 +115,7 @@ impl Mosaic {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FitError {
     #[error("a patch must span at least 3 post intervals (got {0}); use a larger --patch or a finer grid")]
     PatchTooSmall(usize),

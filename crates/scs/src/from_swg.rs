@@ -17,6 +17,7 @@ pub fn swg_heights(path: &Path, grid: Grid, data_root: Option<PathBuf>, roads: b
 
 /// Why the heights of a `.trn` could not be had: the file, or the plan (a missing bitmap).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SwgInputError {
     #[error(transparent)]
     Load(#[from] trnbake_swg::model::LoadError),

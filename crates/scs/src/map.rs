@@ -13,6 +13,7 @@ pub const MAX_SECTOR_FILES: usize = 1 << 16;
 
 /// Loading or saving a map failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MapError {
     #[error("{}: {error}", path.display())]
     Io { path: PathBuf, error: std::io::Error },

@@ -7,7 +7,8 @@
 //! layer tree flattened into `Pod` records, shared with the GPU kernels) → [`eval`] (the CPU
 //! evaluator: heights, spec `swg-trn` §5–§6) and [`surface`] (shader, flora, environment,
 //! colour maps). [`water`] gives water levels, [`fidelity`] checks heights against the maps the
-//! original tool baked into the file.
+//! original tool baked into the file. [`report`] is how the libraries tell their user about notes,
+//! warnings and progress instead of printing.
 //!
 //! Each WGSL kernel `kernels/NAME.wgsl` has its CPU twin here, a module named `NAME`. The
 //! table of twins is kept once, in docs/src/architecture.md ("Kernels and their CPU twins");
@@ -42,5 +43,6 @@ pub mod maps;
 pub mod model;
 pub mod noise;
 pub mod plan;
+pub mod report;
 pub mod surface;
 pub mod water;

@@ -19,7 +19,7 @@ pub mod lock;
 pub mod report;
 
 use crate::{backend_name, choose_gpu, heights_in_memory, post_count, Backend};
-use crate::{Error, Result};
+use crate::{Error, Progress, Reporter, Result};
 use compare::{compare, height_raster, Comparison, Raster};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -253,7 +253,6 @@ pub struct CheckOptions {
     pub report: Option<PathBuf>,
     /// Only these fixtures (all when empty).
     pub only: Vec<String>,
-    pub quiet: bool,
 }
 
 /// How one map (or a fixture that could not be baked) came out.
@@ -392,7 +391,7 @@ struct Baked {
     seconds: f64,
 }
 
-fn bake_fixture(dir: &Path, f: &Fixture, gpu: Option<&GpuContext>, quiet: bool) -> Result<Baked> {
+fn bake_fixture(dir: &Path, f: &Fixture, gpu: Option<&GpuContext>, reporter: &dyn Reporter) -> Result<Baked> {
     let start = Instant::now();
     let path = dir.join(&f.terrain);
     let t = load_terrain(&path)?;
@@ -426,8 +425,8 @@ fn bake_fixture(dir: &Path, f: &Fixture, gpu: Option<&GpuContext>, quiet: bool) 
         // kernels cannot compute the fixture exactly.
         let on = crate::surface_maps::surface_on_backend(gpu, &grid, &heights, &e, &se, Default::default())
             .map_err(|err| Error::Invalid(format!("fixture `{}`: surface passes on the GPU: {err}", f.name)))?;
-        if let (Some(why), false) = (&on.cpu_because, quiet) {
-            eprintln!("note: fixture `{}`: surface maps on the CPU: {why}", f.name);
+        if let Some(why) = &on.cpu_because {
+            reporter.note(format!("fixture `{}`: surface maps on the CPU: {why}", f.name));
         }
         surface = Some(on.surface);
     }
@@ -525,13 +524,15 @@ fn read_golden(dir: &Path, fixture: &str, m: &MapGolden, b: &Baked, bless: &str)
     Ok(r)
 }
 
-/// Run `trnbake check` (or `--bless`) over a golden folder.
-pub fn run(opts: &CheckOptions) -> Result<CheckSummary> {
+/// Run `trnbake check` (or `--bless`) over a golden folder. Each map's outcome goes to
+/// `on_outcome` as it is known (the command line prints [`MapOutcome::line`]); notes and the
+/// fixtures' progress to `reporter`.
+pub fn run(opts: &CheckOptions, reporter: &dyn Reporter, on_outcome: &mut dyn FnMut(&MapOutcome)) -> Result<CheckSummary> {
     let start = Instant::now();
     let dir = &opts.golden;
     // Held to the end: a bless reads golden.json, rewrites images and writes it back as one
     // step, so a concurrent bless of other fixtures starts from what this one wrote.
-    let _lock = lock::lock(dir, opts.bless, opts.quiet)?;
+    let _lock = lock::lock(dir, opts.bless, reporter)?;
     let mut manifest = Manifest::load(dir)?;
     for name in &opts.only {
         if !manifest.fixtures.iter().any(|f| &f.name == name) {
@@ -539,7 +540,7 @@ pub fn run(opts: &CheckOptions) -> Result<CheckSummary> {
             bail!("{} has no fixture `{name}` (it has {})", dir.join(MANIFEST_FILE).display(), all.join(", "));
         }
     }
-    let gpu = choose_gpu(opts.backend, None, opts.quiet)?;
+    let gpu = choose_gpu(opts.backend, None, reporter)?;
     let mut summary = CheckSummary {
         golden: dir.clone(),
         bless: opts.bless,
@@ -556,10 +557,10 @@ pub fn run(opts: &CheckOptions) -> Result<CheckSummary> {
     }
     let mut manifest_changed = false;
     let chosen = manifest.fixtures.iter().filter(|f| opts.only.is_empty() || opts.only.contains(&f.name)).count();
-    let pb = crate::progress::Progress::new(chosen as u64, "fixtures", if opts.bless { "bless" } else { "check" }, opts.quiet);
+    let pb = Progress::new(reporter, chosen as u64, "fixtures", if opts.bless { "bless" } else { "check" });
     for f in manifest.fixtures.iter_mut().filter(|f| opts.only.is_empty() || opts.only.contains(&f.name)) {
         pb.set_stage(&f.name);
-        let baked = match bake_fixture(dir, f, gpu.as_ref(), opts.quiet) {
+        let baked = match bake_fixture(dir, f, gpu.as_ref(), reporter) {
             Ok(b) => b,
             Err(e) => {
                 let o = MapOutcome {
@@ -578,7 +579,7 @@ pub fn run(opts: &CheckOptions) -> Result<CheckSummary> {
                     images: Vec::new(),
                     pictures: None,
                 };
-                pb.suspend(|| print_outcome(&o, opts.quiet));
+                on_outcome(&o);
                 summary.outcomes.push(o);
                 pb.inc(1);
                 continue;
@@ -609,7 +610,7 @@ pub fn run(opts: &CheckOptions) -> Result<CheckSummary> {
             } else {
                 check_map(opts.report.as_deref(), m, &baked, golden, &mut o)?;
             }
-            pb.suspend(|| print_outcome(&o, opts.quiet));
+            on_outcome(&o);
             summary.outcomes.push(o);
         }
         pb.inc(1);
@@ -735,11 +736,11 @@ fn bless_map(dir: &Path, fixture: &str, m: &mut MapGolden, b: &Baked, old: Optio
     Ok(true)
 }
 
-fn print_outcome(o: &MapOutcome, quiet: bool) {
-    if quiet && !o.status.is_failure() {
-        return;
+impl MapOutcome {
+    /// The outcome as one line, as `trnbake check` prints it: `PASS      demo/height 65×65: …`.
+    pub fn line(&self) -> String {
+        let size = self.size.map_or(String::new(), |(c, r)| format!(" {c}×{r}"));
+        let images = if self.images.is_empty() { String::new() } else { format!(" → {}", self.images.join(", ")) };
+        format!("{:<9} {}/{}{size}: {}{images}", self.status.label(), self.fixture, self.map, self.message)
     }
-    let size = o.size.map_or(String::new(), |(c, r)| format!(" {c}×{r}"));
-    let images = if o.images.is_empty() { String::new() } else { format!(" → {}", o.images.join(", ")) };
-    println!("{:<9} {}/{}{size}: {}{images}", o.status.label(), o.fixture, o.map, o.message);
 }

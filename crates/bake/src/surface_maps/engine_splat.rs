@@ -22,11 +22,11 @@
 //! memory is bounded by a block, whatever the grid.
 
 use super::band_files::{largest_remainder_bytes, BandSet};
-use crate::folder::write_json;
 use std::collections::HashMap;
 use std::io;
 use std::ops::Range;
 use std::path::Path;
+use trnbake_raster::fsutil::write_json;
 use trnbake_raster::source::bracket_at;
 use trnbake_raster::writers::png8::{write_png8_from, ByteRows, Png8Coding, RowFilter};
 use trnbake_raster::writers::preset::Preset;
@@ -88,14 +88,10 @@ pub(crate) fn write_engine_maps(
     families: &[i32],
     generator: &Generator,
     export: Option<&ExportSummary>,
-    quiet: bool,
+    reporter: &dyn crate::Reporter,
 ) -> crate::Result<Vec<WrittenFile>> {
     let Some((summary, preset)) = export.and_then(|s| s.preset.map(|p| (s, p))) else { return Ok(Vec::new()) };
-    let note = |what: &str| {
-        if !quiet {
-            eprintln!("note: no {} splat maps: {what}", preset.name());
-        }
-    };
+    let note = |what: &str| reporter.note(format!("no {} splat maps: {what}", preset.name()));
     if summary.tiles.is_some() {
         // Per-tile weightmaps would need the tiles' own edges and names; not done yet.
         note("not written for a tiled export (use splat_k.png, or bake without --tiles)");

@@ -36,7 +36,6 @@ use scatter::*;
 use smap::*;
 use sources::*;
 
-use crate::folder::write_json;
 use crate::store::{Checkpoint, CheckpointSource, Fingerprint, CHECKPOINT_DIR};
 use crate::Shard;
 use band_files::{band_chunks, band_file_bytes, chunk_blocks, largest_remainder_bytes, pack_block, read_meta, BandMeta, BandSet, PREVIEW_COLOURED};
@@ -49,6 +48,8 @@ use std::time::Instant;
 use trnbake_gpu::surface_pass::{GpuSurfacePass, SurfacePasses};
 use trnbake_gpu::GpuHeightPass;
 use trnbake_gpu::{GpuContext, GpuError};
+use trnbake_raster::fsutil::write_json;
+use trnbake_raster::writers::categories::write_category_names;
 use trnbake_raster::writers::geotiff::{write_geotiff_from, GeoTiffOptions, TiffSample};
 use trnbake_raster::writers::png16::{write_png16_from, Png16Options};
 use trnbake_raster::writers::png8::{write_png8_from, write_png8_south_first, ByteRows, Png8Coding, RowFilter};
@@ -166,15 +167,13 @@ fn gpu_surface_pass<'a>(
     gpu: Option<&'a GpuContext>,
     se: &'a SurfaceEvaluator,
     normals: NormalMethod,
-    quiet: bool,
+    reporter: &dyn crate::Reporter,
 ) -> crate::Result<Option<GpuSurfacePass<'a>>> {
     let Some(ctx) = gpu else { return Ok(None) };
     match GpuSurfacePass::new(ctx, se, normals) {
         Ok(pass) => Ok(Some(pass)),
         Err(GpuError::Unsupported(why)) => {
-            if !quiet {
-                eprintln!("note: surface maps on the CPU: {}", GpuError::Unsupported(why));
-            }
+            reporter.note(format!("surface maps on the CPU: {}", GpuError::Unsupported(why)));
             Ok(None)
         }
         Err(e) => Err(e.into()),
@@ -210,7 +209,7 @@ pub struct StreamInputs<'a> {
     pub range: (f32, f32),
     pub height_evaluator: &'a HeightEvaluator,
     pub gpu: Option<&'a GpuContext>,
-    pub quiet: bool,
+    pub reporter: &'a dyn crate::Reporter,
     /// The height export already written (its preset, resampled grid, tiles and engine
     /// settings): the engine splat maps match its heightmap.
     pub export: Option<&'a ExportSummary>,

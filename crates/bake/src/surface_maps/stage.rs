@@ -18,7 +18,7 @@ impl SurfaceMapsJob {
         let set = BandSet::new(grid, self.layout(), band_rows, dirs, bake);
         let computes = !matches!(inputs.role, StageRole::Merge { .. });
         let writes_maps = !matches!(inputs.role, StageRole::Shard { .. });
-        let gpu = if computes { gpu_surface_pass(inputs.gpu, &self.surface, self.normals, inputs.quiet)? } else { None };
+        let gpu = if computes { gpu_surface_pass(inputs.gpu, &self.surface, self.normals, inputs.reporter)? } else { None };
         let backend = if gpu.is_some() { "gpu" } else { "cpu" };
         let mut timing = SurfaceTiming { band_rows, ..Default::default() };
 
@@ -38,17 +38,17 @@ impl SurfaceMapsJob {
                 StageRole::Shard { shard, .. } if k as u32 % shard.count != shard.index - 1 => continue,
                 _ => {}
             }
-            if status != Checkpoint::Missing && !inputs.quiet {
-                eprintln!("note: the checkpoint of the surface band of rows {r0}..{} {}; recomputing it", r0 + rows - 1, status.why());
+            if status != Checkpoint::Missing {
+                inputs.reporter.note(format!("the checkpoint of the surface band of rows {r0}..{} {}; recomputing it", r0 + rows - 1, status.why()));
             }
             todo.push(k);
         }
         timing.bands_computed = todo.len();
-        if timing.bands_resumed > 0 && computes && !inputs.quiet {
-            eprintln!("resuming the surface maps: {} of {} bands already done", timing.bands_resumed, bands.len());
+        if timing.bands_resumed > 0 && computes {
+            inputs.reporter.info(format!("resuming the surface maps: {} of {} bands already done", timing.bands_resumed, bands.len()));
         }
         let todo_posts: u64 = todo.iter().map(|&k| u64::from(bands[k].1) * u64::from(grid.cols)).sum();
-        let progress = crate::progress::Progress::new(todo_posts, "posts", "surface maps", inputs.quiet);
+        let progress = crate::Progress::new(inputs.reporter, todo_posts, "posts", "surface maps");
         let tables = WaterTables::new(&self.terrain);
 
         let files = std::thread::scope(|scope| -> crate::Result<Vec<(usize, Vec<WrittenFile>)>> {

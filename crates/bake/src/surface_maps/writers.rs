@@ -11,6 +11,22 @@ pub(super) fn order(map: MapKind) -> usize {
     10 * map as usize
 }
 
+/// The category names of an id map from its families' (id, name): ids an id GeoTIFF can hold
+/// (0..=65534), each once (the first name kept), and 0 as "none" unless a family has it.
+fn id_names(families: impl Iterator<Item = (i32, String)>) -> Vec<(u32, String)> {
+    let mut out: Vec<(u32, String)> = Vec::new();
+    for (id, name) in families {
+        if (0..=65534).contains(&id) && !out.iter().any(|(v, _)| *v == id as u32) {
+            out.push((id as u32, name));
+        }
+    }
+    if !out.iter().any(|(v, _)| *v == 0) {
+        out.push((0, "none".into()));
+    }
+    out.sort_by_key(|(v, _)| *v);
+    out
+}
+
 impl SurfaceMapsJob {
     /// The writers of the maps that need no figure of the whole grid: they start before the
     /// first band and encode each band as soon as it is finished.
@@ -27,29 +43,54 @@ impl SurfaceMapsJob {
             };
             Box::new(move || Ok(vec![write_png8_from(&dir.join(name), &PlaneRows { set, plane, channels, wait: true }, coding)?]))
         };
-        let tif = move |name: String, plane: Plane, sample: TiffSample| -> Writer<'s> {
+        let tif = move |name: String, plane: Plane, sample: TiffSample, names: Option<Vec<(u32, String)>>| -> Writer<'s> {
             // Ids and classes: overviews (COG) pick a value instead of averaging.
             let opts = if matches!(sample, TiffSample::U16 { .. }) { self.tiff.for_ids() } else { self.tiff };
-            Box::new(move || Ok(vec![write_geotiff_from(&dir.join(name), &PlaneSource { set, plane, wait: true }, &self.citation, sample, &opts)?]))
+            Box::new(move || {
+                let path = dir.join(name);
+                let mut files = vec![write_geotiff_from(&path, &PlaneSource { set, plane, wait: true }, &self.citation, sample, &opts)?];
+                // The family names of an id map, where GIS tools show them (`.tif.aux.xml`).
+                if let Some(names) = &names {
+                    files.push(write_category_names(&path, names)?);
+                }
+                Ok(files)
+            })
         };
         let ids = TiffSample::U16 { scale: 1.0, offset: 0.0 };
+        let generator = &self.terrain.generator;
         if self.want(MapKind::Normals) {
             out.push((order(MapKind::Normals), png("normals.png", Plane::Normals, 3)));
         }
         if self.want(MapKind::Splat) {
-            out.push((order(MapKind::Splat), tif("shader_id.tif".into(), Plane::ShaderId, ids)));
+            out.push((
+                order(MapKind::Splat),
+                tif("shader_id.tif".into(), Plane::ShaderId, ids, Some(id_names(generator.shader_families.families().iter().map(|f| (f.id, f.name.clone()))))),
+            ));
         }
         if self.want(MapKind::Flora) {
             for (k, name) in FLORA_CLASSES.iter().enumerate() {
-                out.push((order(MapKind::Flora) + 2 * k, tif(format!("flora_{name}_id.tif"), Plane::FloraId(k as u8), ids)));
+                let names = if k < 2 {
+                    id_names(generator.flora_families.families().iter().map(|f| (f.id, f.name.clone())))
+                } else {
+                    id_names(generator.radial_families.families().iter().map(|f| (f.id, f.name.clone())))
+                };
+                out.push((order(MapKind::Flora) + 2 * k, tif(format!("flora_{name}_id.tif"), Plane::FloraId(k as u8), ids, Some(names))));
             }
         }
         if self.want(MapKind::Water) {
-            out.push((order(MapKind::Water), tif("water_height.tif".into(), Plane::WaterLevel, TiffSample::F32)));
+            out.push((order(MapKind::Water), tif("water_height.tif".into(), Plane::WaterLevel, TiffSample::F32, None)));
             out.push((order(MapKind::Water) + 1, png("water_mask.png", Plane::WaterMask, 1)));
         }
         if self.want(MapKind::Env) {
-            out.push((order(MapKind::Env), tif("env_id.tif".into(), Plane::Environment, ids)));
+            out.push((
+                order(MapKind::Env),
+                tif(
+                    "env_id.tif".into(),
+                    Plane::Environment,
+                    ids,
+                    Some(id_names(generator.environment_families.families().iter().map(|f| (f.id, f.name.clone())))),
+                ),
+            ));
         }
         if self.want(MapKind::Color) {
             out.push((order(MapKind::Color), png("color.png", Plane::Color, 3)));
@@ -107,7 +148,7 @@ impl SurfaceMapsJob {
             )?);
             // Something to look at, and the engines' own packings of the same weights.
             files.push(engine_splat::write_preview(dir, set, &families, generator)?);
-            files.extend(engine_splat::write_engine_maps(dir, set, &families, generator, inputs.export, inputs.quiet)?);
+            files.extend(engine_splat::write_engine_maps(dir, set, &families, generator, inputs.export, inputs.reporter)?);
             Ok(vec![(order(MapKind::Splat) + 1, files)])
         };
         let mut out = Vec::new();

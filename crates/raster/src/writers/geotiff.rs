@@ -167,8 +167,15 @@ pub struct GeoTiffOptions {
     pub overview_resampling: Resampling,
     /// The band's unit (GDAL's `UNITTYPE`, "Unit Type" in `gdalinfo`) and the vertical unit
     /// GeoKey: `Some("m")` for heights (the default), `None` for ids and classes, which have
-    /// no unit ([`GeoTiffOptions::for_ids`]).
+    /// no unit ([`GeoTiffOptions::for_ids`]). Not serialised: an option set records the
+    /// heights' choice, and the id maps drop the unit as they are written.
+    #[serde(skip, default = "metres")]
     pub unit: Option<&'static str>,
+}
+
+/// The unit of heights, for [`GeoTiffOptions::unit`].
+fn metres() -> Option<&'static str> {
+    Some("m")
 }
 
 impl Default for GeoTiffOptions {

@@ -19,6 +19,7 @@ pub const MAX_PIXELS: u64 = 1 << 28;
 const HEADER_LEN: usize = 18;
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BitmapError {
     #[error("cannot read bitmap {}: {source}", path.display())]
     Io {

@@ -16,6 +16,7 @@ pub fn demo_terrain() -> Terrain {
 
 /// A JSON terrain that cannot be used; `name` is the file (or what stands for it).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum JsonTerrainError {
     #[error("{name}: at `{path}`: {message}")]
     Shape { name: String, path: String, message: String },

@@ -108,6 +108,7 @@ impl<'de> Deserialize<'de> for RawNode {
 
 /// Reading a file failed: which file, and where in it.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LoadError {
     // The inner errors are fields, not `source`s, so `{:#}` prints them once.
     #[error("cannot read {}: {error}", path.display())]

@@ -47,6 +47,7 @@ impl Default for HeightOptions {
 
 /// Building a plan failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PlanError {
     /// The message says what to change in the library's terms ([`HeightOptions::data_root`],
     /// [`HeightOptions::missing_bitmaps_zero`]); the command line adds its flags as a hint.
