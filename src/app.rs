@@ -610,11 +610,11 @@ fn check(
     golden: std::path::PathBuf,
     backend: trnbake_bake::Backend,
     bless: bool,
-    report: std::path::PathBuf,
+    report: Option<std::path::PathBuf>,
     only: Vec<String>,
     term: &crate::report::Terminal,
 ) -> Result<()> {
-    use trnbake_bake::golden::{report::MARKDOWN_FILE, run, CheckOptions};
+    use trnbake_bake::golden::{report, run, CheckOptions};
     let quiet = term.quiet();
     // Each map's line on stdout as it is known (only failures with --quiet), the bar out of the way.
     let mut print = |o: &trnbake_bake::golden::MapOutcome| {
@@ -629,9 +629,20 @@ fn check(
     if !quiet {
         eprintln!("{what} {n} maps ({} posts) on the {} backend in {:.2} s", s.posts, s.backend, s.seconds);
     }
+    if !s.bless {
+        // A GitHub Actions job summary (docs/src/golden.md, "In GitHub Actions").
+        if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+            report::append_step_summary(std::path::Path::new(&p), &s)?;
+        }
+    }
+    let see = match &report {
+        Some(dir) => format!("see {}", dir.join(report::HTML_FILE).display()),
+        None => "add --report DIR for report.html (pictures of every failing map), report.md, summary.md and junit.xml".into(),
+    };
+    let bless_hint = s.bless_command.as_ref().map_or(String::new(), |c| format!("\nif the change is intended: {c}"));
     match (failures, s.bless) {
         (0, _) => Ok(()),
-        (f, false) => bail!("{f} of {n} maps differ from their goldens beyond tolerance or could not be checked; see {}", report.join(MARKDOWN_FILE).display()),
+        (f, false) => bail!("{f} of {n} maps differ from their goldens beyond tolerance or could not be checked; {see}{bless_hint}"),
         (f, true) => bail!("{f} of {n} fixtures could not be baked, so their goldens were not rewritten"),
     }
 }

@@ -150,9 +150,12 @@ pub enum Command {
         /// Rewrite the images (and golden.json) of maps that differ, atomically, and print what changed.
         #[arg(long)]
         bless: bool,
-        /// Where report.md, junit.xml and the images of failing maps go (not written by --bless).
-        #[arg(long, value_name = "DIR", default_value = "check-report")]
-        report: PathBuf,
+        /// Write report.html (pictures and a slider per failing map), report.md, summary.md (for a
+        /// CI job summary), junit.xml and the images of failing maps into DIR; without it no
+        /// report is written (not written by --bless). With $GITHUB_STEP_SUMMARY set, summary.md's
+        /// text is appended there either way.
+        #[arg(long, value_name = "DIR")]
+        report: Option<PathBuf>,
         /// Only this fixture (repeatable).
         #[arg(long, value_name = "NAME")]
         fixture: Vec<String>,
@@ -268,7 +271,7 @@ Examples:
 const CHECK_EXAMPLES: &str = "\
 Examples:
   trnbake check                                    # trnbake's own corpus in golden/
-  trnbake check --golden golden --fixture demo --report out/golden-report
+  trnbake check --golden golden --fixture demo --report out/golden-report  # open out/golden-report/report.html
   trnbake check --golden golden --bless            # after an intended change";
 
 const ADAPTERS_EXAMPLES: &str = "\

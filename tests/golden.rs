@@ -346,3 +346,160 @@ fn bad_golden_folders_are_clear_errors() {
     assert_eq!(o.status.code(), Some(1));
     assert!(output_text(&o).contains("/nonexistent/goldens/golden.json"), "{}", output_text(&o));
 }
+
+/// Two `check --bless` runs on one golden folder, each for another fixture, at once: both
+/// fixtures' figures land in golden.json every round (#37 item 6: without the folder's lock
+/// the second writer kept only its own).
+#[test]
+fn concurrent_blesses_of_two_fixtures_both_land() {
+    let dir = tmp("concurrent-bless");
+    let golden = dir.join("golden");
+    copy_dir(&golden_dir(), &golden);
+    let original = Manifest::load(&golden).unwrap();
+    let (a, b) = ("boundaries", "filters");
+    let figures = |m: &Manifest, name: &str| {
+        let h = &m.fixtures.iter().find(|f| f.name == name).unwrap().maps[0];
+        (h.height_scale, h.height_offset)
+    };
+    for round in 0..6 {
+        // Stale goldens: each fixture's image swapped with the other's, and figures that no
+        // bless wrote (so each bless must rewrite its fixture's entry).
+        let mut stale = original.clone();
+        for f in stale.fixtures.iter_mut().filter(|f| f.name == a || f.name == b) {
+            f.maps[0].height_scale = Some(1.0);
+            f.maps[0].height_offset = Some(f64::from(round));
+        }
+        std::fs::write(golden.join("golden.json"), serde_json::to_string_pretty(&stale).unwrap()).unwrap();
+        let (pa, pb) = (golden.join(format!("{a}.height.png")), golden.join(format!("{b}.height.png")));
+        let (ia, ib) = (std::fs::read(&pa).unwrap(), std::fs::read(&pb).unwrap());
+        std::fs::write(&pa, ib).unwrap();
+        std::fs::write(&pb, ia).unwrap();
+        let bless = |name: &str| {
+            trnbake()
+                .args(["check", "--backend", "cpu", "--bless", "--fixture", name, "--golden"])
+                .arg(&golden)
+                .env("XDG_RUNTIME_DIR", std::env::var_os("XDG_RUNTIME_DIR").unwrap_or_else(|| "/tmp".into()))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (ca, cb) = (bless(a), bless(b));
+        for (name, c) in [(a, ca), (b, cb)] {
+            let o = c.wait_with_output().unwrap();
+            let out = output_text(&o);
+            assert!(o.status.success(), "round {round}: bless of {name}: {out}");
+            assert!(out.contains(&format!("UPDATED   {name}/height")), "round {round}: {out}");
+        }
+        let after = Manifest::load(&golden).unwrap();
+        for name in [a, b] {
+            assert_eq!(figures(&after, name), figures(&original, name), "round {round}: the bless of {name} was lost from golden.json");
+        }
+        assert_eq!(after, original, "round {round}: golden.json is the corpus's again");
+    }
+    // And the goldens they wrote check.
+    let o = check(&["--backend", "cpu", "--fixture", a, "--fixture", b], &golden, &dir.join("report"));
+    assert!(o.status.success(), "{}", output_text(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Standard base64 (as `data:` URIs carry it) decoded.
+fn unbase64(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    };
+    let digits: Vec<u8> = s.bytes().filter(|&c| c != b'=').map(val).collect();
+    let mut out = Vec::new();
+    for ch in digits.chunks(4) {
+        let n = ch.iter().enumerate().fold(0u32, |n, (i, &d)| n | (u32::from(d) << (18 - 6 * i)));
+        out.extend(n.to_be_bytes()[1..ch.len()].iter());
+    }
+    out
+}
+
+/// #37 item 17: `check` writes no report unless asked (`--report DIR`), gives a bless command
+/// that runs as written (`--golden DIR` included, quoted), writes report.html (pictures and a
+/// slider per failing map, embedded, no network) and summary.md, and appends the summary to
+/// `$GITHUB_STEP_SUMMARY`.
+#[test]
+fn check_reports_only_where_asked_with_a_bless_command_that_runs_as_written() {
+    let dir = tmp("reports");
+    let work = dir.join("work");
+    let golden = work.join("my goldens");
+    copy_dir(&golden_dir(), &golden);
+    set_crater_depth(&golden.join("demo.json"), 75.0);
+    std::fs::remove_file(golden.join("bitmap.height.png")).unwrap();
+    let job_summary = dir.join("step-summary.md");
+    std::fs::write(&job_summary, "earlier step\n").unwrap();
+    let listing = |d: &Path| -> BTreeSet<String> { d.read_dir().unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect() };
+    let before = listing(&work);
+    let run = |args: &[&str]| {
+        trnbake()
+            .current_dir(&work)
+            .args(["check", "--backend", "cpu", "--golden", "my goldens"])
+            .args(args)
+            .env("GITHUB_STEP_SUMMARY", &job_summary)
+            .env("XDG_RUNTIME_DIR", std::env::var_os("XDG_RUNTIME_DIR").unwrap_or_else(|| "/tmp".into()))
+            .output()
+            .unwrap()
+    };
+
+    // No --report: nothing lands in the current folder.
+    let o = run(&[]);
+    let out = output_text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert_eq!(listing(&work), before, "a check without --report writes nothing into the current folder:\n{out}");
+    assert!(out.contains("add --report DIR for report.html"), "{out}");
+    let bless = "trnbake check --golden 'my goldens' --bless --fixture demo --fixture bitmap";
+    assert!(out.contains(&format!("if the change is intended: {bless}")), "{out}");
+    assert!(out.contains("no golden image") && out.contains("run `trnbake check --golden 'my goldens' --bless --fixture bitmap` to write it"), "{out}");
+    let appended = std::fs::read_to_string(&job_summary).unwrap();
+    assert!(appended.starts_with("earlier step\n## ❌ trnbake check: 3 of 18 maps fail"), "appended to the job summary:\n{appended}");
+    assert!(appended.contains("### demo / height: FAIL") && appended.contains("```text\n⬛") && appended.contains('🟥'), "{appended}");
+    assert!(appended.contains(&format!("`{bless}`")), "{appended}");
+
+    // --report DIR: the reports, with the pictures embedded in report.html.
+    let o = run(&["--report", "out/report"]);
+    assert_eq!(o.status.code(), Some(1), "{}", output_text(&o));
+    let report = work.join("out/report");
+    for f in ["report.html", "report.md", "summary.md", "junit.xml", "demo.height.diff.png", "demo.splat.side-by-side.png"] {
+        assert!(report.join(f).is_file(), "{f} missing in {}", report.display());
+    }
+    assert_eq!(listing(&work), before.iter().cloned().chain(["out".to_string()]).collect(), "only the report folder is added");
+    let html = std::fs::read_to_string(report.join("report.html")).unwrap();
+    assert!(!html.contains("http:") && !html.contains("https:") && !html.contains("src=\"demo."), "report.html needs nothing beside it or from the network");
+    let uris: Vec<&str> = html.split("src=\"data:image/png;base64,").skip(1).map(|s| &s[..s.find('"').unwrap()]).collect();
+    assert_eq!(uris.len(), 10, "demo's height and splat: expected, actual, difference and the wipe's two");
+    for u in &uris {
+        let img = image::load_from_memory(&unbase64(u)).unwrap();
+        assert_eq!((img.width(), img.height()), (257, 257));
+    }
+    // The difference panel is the report's diff image, pixel for pixel.
+    let diff_png = read_png(&report.join("demo.height.diff.png")).unwrap().raster;
+    let embedded = image::load_from_memory(&unbase64(uris[2])).unwrap().to_rgb8().into_raw();
+    assert_eq!(embedded, diff_png.samples.iter().map(|&v| v as u8).collect::<Vec<_>>());
+    assert_eq!(html.matches("type=\"range\"").count(), 2, "a slider per failing map with pictures");
+    assert!(html.contains("bitmap / height: FAIL") && html.contains(&format!("<code>{}</code>", bless.replace('\'', "&apos;"))), "{html}");
+    let summary = std::fs::read_to_string(report.join("summary.md")).unwrap();
+    assert!(summary.starts_with("## ❌ trnbake check: 3 of 18 maps fail") && summary.contains("`report.html`"), "{summary}");
+    assert!(std::fs::read_to_string(report.join("report.md")).unwrap().contains(&format!("run `{bless}`")));
+
+    // The bless command, run as written from the same folder, makes the check pass.
+    let bin = Path::new(env!("CARGO_BIN_EXE_trnbake")).parent().unwrap().to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
+    let xdg = std::env::var_os("XDG_RUNTIME_DIR").unwrap_or_else(|| "/tmp".into());
+    let o = std::process::Command::new("sh").arg("-c").arg(bless).current_dir(&work).env("PATH", path).env("XDG_RUNTIME_DIR", xdg).output().unwrap();
+    let out = output_text(&o);
+    assert!(o.status.success(), "{bless}: {out}");
+    assert!(out.contains("UPDATED   demo/height") && out.contains("CREATED   bitmap/height"), "{out}");
+    let o = run(&["--report", "out/report"]);
+    assert!(o.status.success(), "{}", output_text(&o));
+    assert!(std::fs::read_to_string(&job_summary).unwrap().contains("## ✅ trnbake check: all 18 maps match their goldens"));
+    assert!(!report.join("demo.height.diff.png").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

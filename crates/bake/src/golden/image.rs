@@ -123,6 +123,43 @@ pub fn heat_map(expected: &Raster, actual: &Raster, cmp: &Comparison, tolerance:
     out
 }
 
+/// A failing map's pictures as PNG files in memory (8-bit RGB, one pixel per post, north up),
+/// for reports that embed them: the expected and actual maps on one display range, and the
+/// heat map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pictures {
+    pub width: u32,
+    pub height: u32,
+    pub expected: Vec<u8>,
+    pub actual: Vec<u8>,
+    pub diff: Vec<u8>,
+}
+
+impl Pictures {
+    pub fn new(expected: &Raster, actual: &Raster, heat: &[u8]) -> io::Result<Pictures> {
+        let (lo, hi) = common_range(expected, actual);
+        let (w, h) = (expected.width, expected.height);
+        Ok(Pictures {
+            width: w,
+            height: h,
+            expected: encode_rgb_png(w, h, &display_rgb(expected, lo, hi))?,
+            actual: encode_rgb_png(w, h, &display_rgb(actual, lo, hi))?,
+            diff: encode_rgb_png(w, h, heat)?,
+        })
+    }
+}
+
+/// An 8-bit RGB PNG in memory.
+pub fn encode_rgb_png(width: u32, height: u32, rgb: &[u8]) -> io::Result<Vec<u8>> {
+    use image::codecs::png::{CompressionType, FilterType, PngEncoder};
+    use image::{ExtendedColorType, ImageEncoder};
+    let mut out = Vec::new();
+    PngEncoder::new_with_quality(&mut out, CompressionType::Default, FilterType::Adaptive)
+        .write_image(rgb, width, height, ExtendedColorType::Rgb8)
+        .map_err(io::Error::other)?;
+    Ok(out)
+}
+
 /// Gap between the panels of [`side_by_side`], in pixels.
 pub const PANEL_GAP: u32 = 4;
 

@@ -15,6 +15,7 @@
 pub mod compare;
 pub mod coverage;
 pub mod image;
+pub mod lock;
 pub mod report;
 
 use crate::{backend_name, choose_gpu, heights_in_memory, post_count, Backend};
@@ -247,8 +248,9 @@ pub struct CheckOptions {
     pub backend: Backend,
     /// Rewrite the goldens instead of comparing.
     pub bless: bool,
-    /// Where the report, JUnit XML and images of failing maps go (check only).
-    pub report: PathBuf,
+    /// Where the reports (`report.html`, `report.md`, `summary.md`, `junit.xml`) and the images
+    /// of failing maps go (check only); nothing is written without one.
+    pub report: Option<PathBuf>,
     /// Only these fixtures (all when empty).
     pub only: Vec<String>,
 }
@@ -308,6 +310,8 @@ pub struct MapOutcome {
     pub bake_seconds: f64,
     /// Images written for this map, relative to the report folder.
     pub images: Vec<String>,
+    /// A failing map's pictures for the HTML report (when a report folder is asked for).
+    pub pictures: Option<image::Pictures>,
 }
 
 impl MapOutcome {
@@ -365,6 +369,9 @@ pub struct CheckSummary {
     pub seconds: f64,
     /// Posts baked over all fixtures.
     pub posts: u64,
+    /// The command that blesses the fixtures whose maps failed (their goldens exist or can be
+    /// written), as it runs from the folder the check ran in; `None` when none failed.
+    pub bless_command: Option<String>,
 }
 
 impl CheckSummary {
@@ -461,10 +468,10 @@ fn surface_raster(kind: GoldenImage, b: &Baked) -> Raster {
 
 /// Read a map's golden image and check it against the manifest and the grid; `Err` says why
 /// it cannot be compared.
-fn read_golden(dir: &Path, fixture: &str, m: &MapGolden, b: &Baked) -> Result<Raster, String> {
+fn read_golden(dir: &Path, fixture: &str, m: &MapGolden, b: &Baked, bless: &str) -> Result<Raster, String> {
     let file = m.file_name(fixture);
     let path = dir.join(&file);
-    let bless_hint = "run `trnbake check --bless` to write it";
+    let bless_hint = format!("run `{bless}` to write it");
     if !path.exists() {
         return Err(format!("no golden image {} yet; {bless_hint}", path.display()));
     }
@@ -523,6 +530,9 @@ fn read_golden(dir: &Path, fixture: &str, m: &MapGolden, b: &Baked) -> Result<Ra
 pub fn run(opts: &CheckOptions, reporter: &dyn Reporter, on_outcome: &mut dyn FnMut(&MapOutcome)) -> Result<CheckSummary> {
     let start = Instant::now();
     let dir = &opts.golden;
+    // Held to the end: a bless reads golden.json, rewrites images and writes it back as one
+    // step, so a concurrent bless of other fixtures starts from what this one wrote.
+    let _lock = lock::lock(dir, opts.bless, reporter)?;
     let mut manifest = Manifest::load(dir)?;
     for name in &opts.only {
         if !manifest.fixtures.iter().any(|f| &f.name == name) {
@@ -539,9 +549,11 @@ pub fn run(opts: &CheckOptions, reporter: &dyn Reporter, on_outcome: &mut dyn Fn
         outcomes: Vec::new(),
         seconds: 0.0,
         posts: 0,
+        bless_command: None,
     };
-    if !opts.bless {
-        std::fs::create_dir_all(&opts.report).with_context(|| format!("cannot create {}", opts.report.display()))?;
+    let report_dir = opts.report.as_deref().filter(|_| !opts.bless);
+    if let Some(r) = report_dir {
+        std::fs::create_dir_all(r).with_context(|| format!("cannot create {}", r.display()))?;
     }
     let mut manifest_changed = false;
     let chosen = manifest.fixtures.iter().filter(|f| opts.only.is_empty() || opts.only.contains(&f.name)).count();
@@ -565,6 +577,7 @@ pub fn run(opts: &CheckOptions, reporter: &dyn Reporter, on_outcome: &mut dyn Fn
                     comparison: None,
                     bake_seconds: 0.0,
                     images: Vec::new(),
+                    pictures: None,
                 };
                 on_outcome(&o);
                 summary.outcomes.push(o);
@@ -588,12 +601,14 @@ pub fn run(opts: &CheckOptions, reporter: &dyn Reporter, on_outcome: &mut dyn Fn
                 comparison: None,
                 bake_seconds: baked.seconds,
                 images: Vec::new(),
+                pictures: None,
             };
-            let golden = read_golden(dir, &o.fixture, m, &baked);
+            let hint = bless_command(dir, &[f.name.as_str()]);
+            let golden = read_golden(dir, &o.fixture, m, &baked, &hint);
             if opts.bless {
                 manifest_changed |= bless_map(dir, f.name.as_str(), m, &baked, golden.ok(), &mut o)?;
             } else {
-                check_map(&opts.report, m, &baked, golden, &mut o)?;
+                check_map(opts.report.as_deref(), m, &baked, golden, &mut o)?;
             }
             on_outcome(&o);
             summary.outcomes.push(o);
@@ -607,17 +622,50 @@ pub fn run(opts: &CheckOptions, reporter: &dyn Reporter, on_outcome: &mut dyn Fn
     }
     summary.seconds = start.elapsed().as_secs_f64();
     if !opts.bless {
-        report::write_markdown(&opts.report, &summary)?;
-        report::write_junit(&opts.report, &summary)?;
+        let mut failing: Vec<&str> = summary.outcomes.iter().filter(|o| o.status == Status::Fail).map(|o| o.fixture.as_str()).collect();
+        failing.dedup();
+        summary.bless_command = (!failing.is_empty()).then(|| bless_command(dir, &failing));
+    }
+    if let Some(r) = report_dir {
+        report::write_all(r, &summary)?;
     }
     Ok(summary)
 }
 
-fn check_map(report_dir: &Path, m: &MapGolden, b: &Baked, golden: Result<Raster, String>, o: &mut MapOutcome) -> Result<()> {
+/// A word for a POSIX shell, quoted only when it needs it.
+pub fn shell_word(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-./:@%+=,".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// `--flag VALUE`, or `--flag=VALUE` where the value would read as a flag.
+fn flag(name: &str, value: &str) -> String {
+    let v = shell_word(value);
+    if value.starts_with('-') {
+        format!(" --{name}={v}")
+    } else {
+        format!(" --{name} {v}")
+    }
+}
+
+/// The `trnbake check --bless` command for some fixtures of the golden folder `dir` (as the
+/// user named it, so it runs as written from where the check ran).
+pub fn bless_command(dir: &Path, fixtures: &[&str]) -> String {
+    let mut c = format!("trnbake check{} --bless", flag("golden", &dir.to_string_lossy()));
+    for f in fixtures {
+        c += &flag("fixture", f);
+    }
+    c
+}
+
+fn check_map(report_dir: Option<&Path>, m: &MapGolden, b: &Baked, golden: Result<Raster, String>, o: &mut MapOutcome) -> Result<()> {
     // Images of an earlier failing run must not outlive a pass.
     let images = [format!("{}.{}.diff.png", o.fixture, o.map), format!("{}.{}.side-by-side.png", o.fixture, o.map)];
-    for i in &images {
-        let _ = std::fs::remove_file(report_dir.join(i));
+    for i in report_dir.iter().flat_map(|d| images.iter().map(|i| d.join(i))) {
+        let _ = std::fs::remove_file(i);
     }
     let expected = match golden {
         Ok(r) => r,
@@ -630,8 +678,9 @@ fn check_map(report_dir: &Path, m: &MapGolden, b: &Baked, golden: Result<Raster,
     let actual = baked_raster(m, b).expect("read_golden checked the encoding");
     let c = compare(&expected, &actual, m.tolerance_lsb);
     o.status = if c.posts_over > m.max_posts_over { Status::Fail } else { Status::Pass };
-    if o.status == Status::Fail {
+    if let (Status::Fail, Some(report_dir)) = (&o.status, report_dir) {
         let heat = image::heat_map(&expected, &actual, &c, m.tolerance_lsb);
+        o.pictures = Some(image::Pictures::new(&expected, &actual, &heat).with_context(|| format!("{}/{}: cannot encode its pictures", o.fixture, o.map))?);
         let diff_path = report_dir.join(&images[0]);
         image::write_rgb_png(&diff_path, expected.width, expected.height, &heat).with_context(|| format!("cannot write {}", diff_path.display()))?;
         let (w, h, rgb) = image::side_by_side(&expected, &actual, &heat);
