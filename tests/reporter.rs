@@ -161,7 +161,7 @@ fn a_request_without_a_reporter_is_silent_and_errors_are_named() {
         r.shard = Some(Shard { index, count: 2 });
         r.pipeline().unwrap().run().unwrap();
     }
-    let merge = |shards: &[PathBuf]| trnbake_bake::merge(&merged, shards, None, &capture).err().expect("the merge fails");
+    let merge = |shards: &[PathBuf]| trnbake_bake::merge(&merged, shards, None, &capture).expect_err("the merge fails");
     let err = merge(std::slice::from_ref(&s1));
     assert!(matches!(&err, Error::ShardMissing { missing, count: 2, found } if *missing == [2] && *found == [1]), "{err:?}");
     assert!(err.to_string().starts_with("shard 2/2 is missing: give the folders of all 2 shards (found 1/2)"), "{err}");
