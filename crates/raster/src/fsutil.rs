@@ -198,6 +198,13 @@ impl Drop for ScratchFile {
     }
 }
 
+/// Writes `v` as pretty JSON to `path` atomically (temp + rename) and returns its manifest
+/// entry (format `json`).
+pub fn write_json(path: &Path, v: &serde_json::Value) -> std::io::Result<crate::WrittenFile> {
+    write_atomic(path, serde_json::to_string_pretty(v).map_err(std::io::Error::other)?.as_bytes())?;
+    crate::WrittenFile::of_file(path, "json")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,11 +245,4 @@ mod tests {
         assert_eq!(std::fs::read(&target).unwrap(), b"whole");
         std::fs::remove_dir_all(&dir).unwrap();
     }
-}
-
-/// Writes `v` as pretty JSON to `path` atomically (temp + rename) and returns its manifest
-/// entry (format `json`).
-pub fn write_json(path: &Path, v: &serde_json::Value) -> std::io::Result<crate::WrittenFile> {
-    write_atomic(path, serde_json::to_string_pretty(v).map_err(std::io::Error::other)?.as_bytes())?;
-    crate::WrittenFile::of_file(path, "json")
 }

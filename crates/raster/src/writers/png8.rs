@@ -257,6 +257,16 @@ fn paeth_row(cur: &[u8], above: &[u8], bpp: usize, out: &mut [u8]) {
     }
 }
 
+/// Write an 8-bit PNG of `channels` (1 = grey, 3 = RGB, 4 = RGBA) from row-major-from-south
+/// samples held in memory (a grid's rows, row 0 the south edge): image row 0 is the north edge,
+/// as every image viewer expects.
+pub fn write_png8_south_first(path: &Path, cols: u32, rows: u32, channels: usize, data: &[u8]) -> io::Result<WrittenFile> {
+    assert_eq!(data.len(), cols as usize * rows as usize * channels);
+    let stride = cols as usize * channels;
+    let north_first: Vec<u8> = data.chunks_exact(stride.max(1)).rev().flatten().copied().collect();
+    write_png8_from(path, &MemRows { width: cols, height: rows, channels: channels as u32, data: &north_first }, Png8Coding::Patterned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,14 +355,4 @@ mod tests {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
-}
-
-/// Write an 8-bit PNG of `channels` (1 = grey, 3 = RGB, 4 = RGBA) from row-major-from-south
-/// samples held in memory (a grid's rows, row 0 the south edge): image row 0 is the north edge,
-/// as every image viewer expects.
-pub fn write_png8_south_first(path: &Path, cols: u32, rows: u32, channels: usize, data: &[u8]) -> io::Result<WrittenFile> {
-    assert_eq!(data.len(), cols as usize * rows as usize * channels);
-    let stride = cols as usize * channels;
-    let north_first: Vec<u8> = data.chunks_exact(stride.max(1)).rev().flatten().copied().collect();
-    write_png8_from(path, &MemRows { width: cols, height: rows, channels: channels as u32, data: &north_first }, Png8Coding::Patterned)
 }
