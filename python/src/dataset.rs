@@ -428,7 +428,7 @@ fn _grid<'py>(py: Python<'py>, terrain: &PyTerrain, region: Option<(f64, f64, f6
 /// `_default_maps(terrain)`: the maps `trnbake bake` writes by default, less `preview`.
 #[pyfunction]
 fn _default_maps(py: Python<'_>, terrain: &PyTerrain) -> PyResult<Vec<String>> {
-    let se = py.detach(|| terrain.surface())?;
+    let se = py.detach(|| terrain.surface(&trnbake_swg::report::NullReporter))?;
     Ok(default_maps(&terrain.model, se))
 }
 
@@ -468,7 +468,7 @@ fn _window<'py>(
     }
     let out = py.detach(|| -> PyResult<_> {
         let surface_free = ["height", "water_height", "water_mask"];
-        let surface = if arrays.iter().any(|a| !surface_free.contains(&a.as_str())) { Some(terrain.surface()?) } else { None };
+        let surface = if arrays.iter().any(|a| !surface_free.contains(&a.as_str())) { Some(terrain.surface(&trnbake_swg::report::NullReporter)?) } else { None };
         let water = arrays.iter().any(|a| a.starts_with("water_")).then(|| WaterTables::new(&terrain.model));
         let inp = WindowInputs {
             terrain: &terrain.model,
