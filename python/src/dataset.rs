@@ -20,8 +20,8 @@ use trnbake_swg::eval::{height_at_point, HeightEvaluator};
 use trnbake_swg::grid::Grid;
 use trnbake_swg::model::Terrain;
 use trnbake_swg::plan::FLORA_CLASSES;
-use trnbake_swg::surface::grid::{global_post_index, PostSurface};
-use trnbake_swg::surface::normals::{faces_normals_row, post_normal, NormalMethod};
+use trnbake_swg::surface::grid::{window_normals, PostSurface};
+use trnbake_swg::surface::normals::NormalMethod;
 use trnbake_swg::surface::{Ground, SurfaceEvaluator, SurfaceResult};
 use trnbake_swg::water::WaterTables;
 
@@ -109,7 +109,7 @@ pub fn run_window(inp: &WindowInputs) -> Result<Vec<MapArray>, String> {
         None => Vec::new(),
     };
     let half_width = inp.heights.plan.half_width;
-    let normals = padded.as_ref().map(|p| window_normals(&g, w, p, half_width, inp.normals));
+    let normals = padded.as_ref().map(|p| window_normals(&g, w.c0, w.r0, w.cols, w.rows, p, half_width, inp.normals));
     // The surface arrays are filled as the blocks of the surface passes finish, so the
     // per-post results never exist for the whole window at once.
     let mut sinks: Vec<SurfaceSink> = inp.arrays.iter().filter_map(|a| SurfaceSink::new(a, n, inp.splat_families.len())).collect();
@@ -306,35 +306,6 @@ fn padded_heights(he: &HeightEvaluator, g: &Grid, w: Window) -> Vec<f32> {
         }
     }
     padded
-}
-
-/// The unit normal of every post of the window (row-major from the south), from its padded
-/// heights, with the quad diagonals of the posts' global indices (`band_normals` on a window).
-fn window_normals(g: &Grid, w: Window, padded: &[f32], half_width: f32, method: NormalMethod) -> Vec<[f32; 3]> {
-    let (cols, rows) = (w.cols as usize, w.rows as usize);
-    let (gc0, gr0) = global_post_index(g, half_width);
-    let (gc0, gr0) = (gc0 + i64::from(w.c0), gr0 + i64::from(w.r0));
-    let spacing = g.spacing as f32;
-    let mut out = vec![[0.0f32; 3]; rows * cols];
-    let width = trnbake_swg::lanes::width();
-    out.par_chunks_mut(cols).enumerate().for_each(|(r, row)| {
-        let padded_row = |dz: usize| &padded[(r + dz) * (cols + 2)..(r + dz + 1) * (cols + 2)];
-        match method {
-            NormalMethod::Faces => {
-                faces_normals_row(width, [padded_row(0), padded_row(1), padded_row(2)], spacing, &|c| (gc0 + gr0 + (c + r) as i64).rem_euclid(2) == 0, row)
-            }
-            NormalMethod::Central => {
-                for (c, o) in row.iter_mut().enumerate() {
-                    let h = [0, 1, 2].map(|dz| {
-                        let p = padded_row(dz);
-                        [p[c], p[c + 1], p[c + 2]]
-                    });
-                    *o = post_normal(method, &h, spacing, gc0 + c as i64, gr0 + r as i64);
-                }
-            }
-        }
-    });
-    out
 }
 
 /// Both surface passes at every post of the window, in the grid's 128² blocks clipped to the

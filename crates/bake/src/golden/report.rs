@@ -47,18 +47,15 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// The line under a report's headline: goldens, backend, posts, time, version.
+fn run_line(s: &CheckSummary) -> String {
+    format!("Goldens `{}` · backend {} · {} posts in {:.2} s · trnbake {}", s.golden.display(), backend_text(s), s.posts, s.seconds, env!("CARGO_PKG_VERSION"))
+}
+
 pub fn markdown(s: &CheckSummary) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# trnbake check: {}\n", headline(s));
-    let _ = writeln!(
-        md,
-        "Goldens `{}` · backend {} · {} posts in {:.2} s · trnbake {}\n",
-        s.golden.display(),
-        backend_text(s),
-        s.posts,
-        s.seconds,
-        env!("CARGO_PKG_VERSION")
-    );
+    let _ = writeln!(md, "{}\n", run_line(s));
     md += "| fixture | map | posts | result | max difference | posts over tolerance | PSNR | changed area (m) |\n";
     md += "|---|---|---|---|---|---|---|---|\n";
     for o in &s.outcomes {
@@ -157,15 +154,7 @@ pub fn summary_markdown(s: &CheckSummary) -> String {
     let mut md = String::new();
     let icon = if s.failures() == 0 { "✅" } else { "❌" };
     let _ = writeln!(md, "## {icon} trnbake check: {}\n", headline(s));
-    let _ = writeln!(
-        md,
-        "Goldens `{}` · backend {} · {} posts in {:.2} s · trnbake {}\n",
-        s.golden.display(),
-        backend_text(s),
-        s.posts,
-        s.seconds,
-        env!("CARGO_PKG_VERSION")
-    );
+    let _ = writeln!(md, "{}\n", run_line(s));
     let failing: Vec<&MapOutcome> = s.outcomes.iter().filter(|o| o.status.is_failure()).collect();
     let rows: Vec<&MapOutcome> = if failing.is_empty() { s.outcomes.iter().collect() } else { failing.clone() };
     md += "| fixture | map | result | max difference | posts over tolerance | changed area (m) |\n|---|---|---|---|---|---|\n";

@@ -88,15 +88,22 @@ pub fn grid_normals(grid: &Grid, heights: &[f32], he: &HeightEvaluator, half_wid
 /// [`band_apron_heights`] builds them). A post's normal depends only on its 3×3 heights and its
 /// global indices, so bands give the normals of the whole grid exactly.
 pub fn band_normals(grid: &Grid, r0: u32, rows: u32, padded: &[f32], half_width: f32, method: NormalMethod) -> Vec<[f32; 3]> {
-    let (cols, rows) = (grid.cols as usize, rows as usize);
+    window_normals(grid, 0, r0, grid.cols, rows, padded, half_width, method)
+}
+
+/// [`band_normals`] of a window: the posts of columns `c0..c0 + cols` and rows `r0..r0 + rows`
+/// of `grid`, from their heights with a 1-post apron ((cols + 2) × (rows + 2), row-major from
+/// the south), with the quad diagonals of their global indices.
+pub fn window_normals(grid: &Grid, c0: u32, r0: u32, cols: u32, rows: u32, padded: &[f32], half_width: f32, method: NormalMethod) -> Vec<[f32; 3]> {
+    let (cols, rows) = (cols as usize, rows as usize);
     assert_eq!(padded.len(), (cols + 2) * (rows + 2), "heights with a 1-post apron");
     let (gc0, gr0) = global_post_index(grid, half_width);
-    let gr0 = gr0 + i64::from(r0);
+    let (gc0, gr0) = (gc0 + i64::from(c0), gr0 + i64::from(r0));
     let spacing = grid.spacing as f32;
     let mut out = vec![[0.0f32; 3]; rows * cols];
     let width = crate::lanes::width();
     out.par_chunks_mut(cols.max(1)).enumerate().for_each(|(r, row)| {
-        // Padded row r + dz is band row r + dz − 1.
+        // Padded row r + dz is window row r + dz − 1.
         let padded_row = |dz: usize| &padded[(r + dz) * (cols + 2)..(r + dz + 1) * (cols + 2)];
         match method {
             NormalMethod::Faces => {
