@@ -125,7 +125,7 @@ impl std::str::FromStr for MapRequest {
 
 /// What a bake was asked for, recorded in a shard's state so that `merge` rebuilds the very
 /// same bake (its surface maps and legends need the terrain and options, not only the
-/// checkpoints): every field of [`BakeRequest`] that changes an output.
+/// checkpoints): every field of [`BakeRequest`](crate::BakeRequest) that changes an output.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BakeRecipe {
     pub input: String,

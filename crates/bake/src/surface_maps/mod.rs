@@ -7,7 +7,7 @@
 //! heights and 1-post apron are read from the height checkpoints, its normals and surface
 //! passes are evaluated (on the GPU with `trnbake_gpu::surface_pass`, else on the CPU with
 //! `trnbake_swg::surface::grid`), and the per-post values every map needs are written to a
-//! band checkpoint (`surface_bands`), from which the map writers — one thread each — encode
+//! band checkpoint (`band_files`), from which the map writers — one thread each — encode
 //! their rows as soon as the band is finished. Memory is bounded by a band, whatever the grid;
 //! a killed bake resumes with the bands it has. The maps that need a figure of the whole grid
 //! (the splat channels, the flora legends and density ranges, the per-family flora maps, the
@@ -15,10 +15,10 @@
 
 //!
 //! The module by concern: this file holds the job (what to write, its band layout and
-//! fingerprint) and the stage's inputs; [`stage`] the band loop (resume, compute, checkpoint);
-//! [`encode`] each post's values as the band files store them; [`band_files`] the band
-//! checkpoint format; [`sources`] the band files as the writers' rows; [`writers`] which file
-//! each map writes; [`scatter`], [`smap`] and [`engine_splat`] the maps with writers of their own.
+//! fingerprint) and the stage's inputs; `stage` the band loop (resume, compute, checkpoint);
+//! `encode` each post's values as the band files store them; `band_files` the band
+//! checkpoint format; `sources` the band files as the writers' rows; `writers` which file
+//! each map writes; `scatter`, `smap` and `engine_splat` the maps with writers of their own.
 
 mod band_files;
 mod encode;
