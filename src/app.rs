@@ -10,6 +10,7 @@ use trnbake_swg::eval::HeightEvaluator;
 use trnbake_swg::model::json::{demo_terrain, terrain_from_json};
 use trnbake_swg::model::{info::tree_text, Terrain};
 use trnbake_swg::plan::HeightOptions;
+use trnbake_swg::report::Reporter;
 
 /// Load a terrain, or the demo when no file is given.
 pub fn load_terrain(file: Option<&Path>) -> Result<Terrain> {
@@ -61,7 +62,11 @@ pub fn run(cli: Cli) -> Result<()> {
                 || export.cog
                 || export.compress != trnbake_raster::writers::geotiff::Compression::Deflate;
             let choice = if given { Some(export_choice(&export)?) } else { None };
+            if let Some(c) = &choice {
+                preset_note_before(c, &*term);
+            }
             let r = trnbake_bake::merge(&output, &shards, choice.as_ref(), &*term)?;
+            preset_note_after(r.export.as_ref(), &*term);
             if !cli.quiet {
                 let files = r.outputs.len();
                 eprintln!("merged {} posts into {} ({files} file{})", r.posts, output.display(), if files == 1 { "" } else { "s" });
@@ -509,6 +514,7 @@ fn convert(args: &crate::cli::ConvertArgs, term: &crate::report::Terminal) -> Re
         pb.inc(1);
     })?;
     pb.finish();
+    preset_note_after(Some(&report.summary), term);
 
     // The sidecar: what RAW files cannot say about themselves, and the engine settings.
     let side_path = {
@@ -578,11 +584,35 @@ fn bench_export(posts: u32, dir: Option<std::path::PathBuf>, formats: Option<&[S
     Ok(())
 }
 
+/// What a preset leaves out that its flags do not say (before the bake): `--preset unreal`
+/// without `png` writes no `height.png`, the file Unreal's landscape import reads.
+fn preset_note_before(choice: &trnbake_raster::writers::set::ExportChoice, reporter: &dyn Reporter) {
+    use trnbake_raster::writers::{preset::Preset, set::Format};
+    if choice.preset == Some(Preset::Unreal) && !choice.formats.contains(&Format::Png) {
+        reporter.note("--preset unreal without png in --format writes no height.png, the 16-bit PNG Unreal's landscape import reads; add png to --format for it");
+    }
+}
+
+/// What a preset did to the grid (after the export): the heightmap's size when the preset
+/// resampled the grid to a size its engine accepts.
+fn preset_note_after(summary: Option<&trnbake_raster::writers::set::ExportSummary>, reporter: &dyn Reporter) {
+    let Some(s) = summary else { return };
+    let Some(resampling) = s.resampling else { return };
+    let (g0, g) = (s.source_grid, s.grid);
+    let preset = s.preset.map_or("the preset", |p| p.name());
+    reporter.note(format!(
+        "--preset {preset} resampled the {}×{} posts at {} m to a {}×{} heightmap at {:.4} m ({resampling}: the sizes its engine accepts; --size N picks another)",
+        g0.cols, g0.rows, g0.spacing, g.cols, g.rows, g.spacing,
+    ));
+}
+
 fn bake(args: &crate::cli::BakeArgs, term: &std::sync::Arc<crate::report::Terminal>) -> Result<()> {
     let quiet = term.quiet();
     let pipeline = bake_pipeline(args, term)?;
+    preset_note_before(&pipeline.job.export, &**term);
     let r = pipeline.run()?;
     let job = &pipeline.job;
+    preset_note_after(r.export.as_ref(), &**term);
     if !quiet {
         // A shard computes part of the tiles and knows no height range: it says its tiles.
         let (what, rate, range) = match job.shard {

@@ -182,7 +182,13 @@ fn check(path: &Path, json: bool, quiet: bool) -> Result<()> {
     }
     if !quiet && !json {
         let items: usize = loaded.files.iter().map(|f| f.file.items.len()).sum();
-        println!("{}: ok ({} files, {items} items, every check passed)", path.display(), loaded.files.len() + loaded.other_files);
+        let files = loaded.files.len() + loaded.other_files;
+        println!(
+            "{}: ok ({files} file{}, {items} item{}, every check passed)",
+            path.display(),
+            if files == 1 { "" } else { "s" },
+            if items == 1 { "" } else { "s" }
+        );
     }
     Ok(())
 }

@@ -28,7 +28,14 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
     // One owner per folder, temp files of dead runs swept, the manifest marked in progress.
     let resume_note = format!("the finished tiles are kept in {}; run the same command again to resume", job.outdir.join(CHECKPOINT_DIR).display());
     let folder = OutputFolder::claim(&job.outdir, Some(resume_note), &*job.reporter)?;
-    std::fs::create_dir_all(job.outdir.join(CHECKPOINT_DIR)).with_context(|| format!("cannot create {}", job.outdir.display()))?;
+    if job.shard.is_none() {
+        // What this bake writes, in its manifest in progress before any of it is written.
+        let mut maps = vec![trnbake_swg::maps::MapKind::Height];
+        maps.extend(job.surface_maps.iter().flat_map(|m| m.maps.iter().copied()));
+        folder.plan(&maps)?;
+    }
+    let checkpoints = job.outdir.join(CHECKPOINT_DIR);
+    std::fs::create_dir_all(&checkpoints).map_err(crate::error::writing(&checkpoints))?;
     // The backend first: checkpoints of another backend are not resumed.
     let gpu = choose_gpu(job.backend, job.adapter_filter.as_deref(), &*job.reporter)?;
     let adapter = gpu.as_ref().map(|c| c.adapter.clone());
@@ -240,6 +247,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         report.surface_timing = Some(out.timing);
     }
     folder.remove_stale(&report.outputs, &*job.reporter);
+    folder.note_unlisted(&report.outputs, &*job.reporter);
     report.total_seconds = start.elapsed().as_secs_f64();
     write_manifest(&job.outdir, &job.params, &report)?;
     let _ = std::fs::remove_dir_all(job.outdir.join(CHECKPOINT_DIR));

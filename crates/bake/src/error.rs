@@ -1,5 +1,6 @@
 //! The error of a bake: the pipeline's own refusals, by name where a user can act on them (the
-//! folder is in use, a shard is missing, unfinished or of another bake, a tile is damaged, the
+//! folder is in use, not writable or has something in the way of trnbake's own files, an
+//! output cannot be written, a shard is missing, unfinished or of another bake, a tile is damaged, the
 //! region is off the map), else in words; and the causes from the crates it drives (the plan,
 //! the GPU, the raster writers, the file system) kept as sources.
 
@@ -13,6 +14,14 @@ pub enum Error {
     /// A job that cannot run or an input that cannot be used, in words.
     #[error("{0}")]
     Invalid(String),
+    /// The output folder cannot be created or written into (permissions, a read-only file
+    /// system): choose another folder, or fix its permissions.
+    #[error("cannot write into {} (bake into a folder you may write to)", dir.display())]
+    FolderNotWritable {
+        dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
     /// Another bake or merge holds the output folder (its lock, `folder::LOCK_FILE`): wait for
     /// it, or bake into another folder.
     #[error("{} is in use by {}; wait for it to finish, or bake into another folder", dir.display(), match pid { Some(p) => format!("another trnbake (PID {p})"), None => "another trnbake".into() })]
@@ -47,6 +56,18 @@ pub enum Error {
     /// The region asked for lies entirely off the map.
     #[error("the region {},{},{},{} lies entirely off the map ({extent})", region[0], region[1], region[2], region[3])]
     OffMap { region: [f64; 4], extent: String },
+    /// A file or folder of the user's sits where trnbake keeps `what` (a file named
+    /// `.trnbake-tiles`, a folder named `manifest.json`): move it aside, or bake elsewhere.
+    #[error("{} is in the way: trnbake keeps {what} there; move it aside or bake into another folder", path.display())]
+    InTheWay { path: PathBuf, what: &'static str },
+    /// An output or checkpoint could not be written (a full disk, most often): free space or
+    /// bake elsewhere, then run the same command again to resume.
+    #[error("cannot write {}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
     #[error(transparent)]
     Raster(#[from] trnbake_raster::Error),
     #[error(transparent)]
@@ -68,6 +89,11 @@ pub enum Error {
 /// `1/4, 3/4`: shard numbers of `count`.
 fn list(shards: &[u32], count: u32) -> String {
     shards.iter().map(|k| format!("{k}/{count}")).collect::<Vec<_>>().join(", ")
+}
+
+/// [`Error::Write`] of `path`, the cause kept as its source: `.map_err(writing(&path))`.
+pub(crate) fn writing<E: std::error::Error + Send + Sync + 'static>(path: &std::path::Path) -> impl FnOnce(E) -> Error + '_ {
+    move |e| Error::Write { path: path.to_path_buf(), source: Box::new(e) }
 }
 
 /// `Result` with [`Error`].

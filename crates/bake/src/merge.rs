@@ -93,6 +93,35 @@ pub fn merge(outdir: &Path, shards: &[PathBuf], export: Option<&ExportChoice>, r
         (None, None) => bail!("{} records no export choice (a shard of an older trnbake); give --format", first_dir.display()),
     };
     let folder = OutputFolder::claim(outdir, None, reporter)?;
+    // The surface maps: the bake rebuilt from its recipe (its writers run over every shard's
+    // bands below), known before any output is written so that the manifest in progress can
+    // name what this merge writes.
+    let pipeline = match &first.surface {
+        None => None,
+        Some(surface) => {
+            let recipe = first.recipe.as_ref().context("the shards record no recipe (an older trnbake); re-bake them")?;
+            let mut request = recipe.request(outdir)?;
+            request.export = choice.clone();
+            let kept = std::sync::Arc::new(Kept::default());
+            request.reporter = kept.clone();
+            let pipeline = request.pipeline();
+            for (level, text) in kept.0.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+                reporter.message(level, &text);
+            }
+            let pipeline = pipeline?;
+            if pipeline.job.params != *params {
+                bail!("the terrain's heights have changed since the shards were baked (the bitmaps under the data root, or the terrain file); re-bake the shards");
+            }
+            let maps = pipeline.job.surface_maps.as_ref().context("the rebuilt bake wants no surface maps")?;
+            if maps.fingerprint() != *surface {
+                bail!("the surface options have changed since the shards were baked; re-bake the shards");
+            }
+            Some(pipeline)
+        }
+    };
+    let mut planned = vec![trnbake_swg::maps::MapKind::Height];
+    planned.extend(pipeline.iter().flat_map(|p| p.job.surface_maps.iter().flat_map(|m| m.maps.iter().copied())));
+    folder.plan(&planned)?;
     let recorded = first.manifest_backend.clone().unwrap_or_default();
     let backend = recorded.get("backend").and_then(|b| b.as_str()).unwrap_or("merge").to_string();
     let mut report = BakeReport::new(backend, None, grid.len() as u64);
@@ -100,25 +129,8 @@ pub fn merge(outdir: &Path, shards: &[PathBuf], export: Option<&ExportChoice>, r
     let heights = CheckpointSource::new(&grid, params.tile, &dirs, &fingerprint)?;
     write_outputs(&heights, params, outdir, &choice, reporter, &mut report)?;
 
-    if let Some(surface) = &first.surface {
-        // The surface maps: the bake rebuilt from its recipe, its writers over every shard's bands.
-        let recipe = first.recipe.as_ref().context("the shards record no recipe (an older trnbake); re-bake them")?;
-        let mut request = recipe.request(outdir)?;
-        request.export = choice.clone();
-        let kept = std::sync::Arc::new(Kept::default());
-        request.reporter = kept.clone();
-        let pipeline = request.pipeline();
-        for (level, text) in kept.0.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
-            reporter.message(level, &text);
-        }
-        let pipeline = pipeline?;
-        if pipeline.job.params != *params {
-            bail!("the terrain's heights have changed since the shards were baked (the bitmaps under the data root, or the terrain file); re-bake the shards");
-        }
+    if let Some(pipeline) = &pipeline {
         let maps = pipeline.job.surface_maps.as_ref().context("the rebuilt bake wants no surface maps")?;
-        if maps.fingerprint() != *surface {
-            bail!("the surface options have changed since the shards were baked; re-bake the shards");
-        }
         let inputs = StreamInputs {
             outdir,
             grid: &grid,
@@ -139,6 +151,7 @@ pub fn merge(outdir: &Path, shards: &[PathBuf], export: Option<&ExportChoice>, r
         report.surface_timing = Some(out.timing);
     }
     folder.remove_stale(&report.outputs, reporter);
+    folder.note_unlisted(&report.outputs, reporter);
     report.total_seconds = start.elapsed().as_secs_f64();
     write_manifest(outdir, params, &report)?;
     Ok(report)

@@ -74,13 +74,18 @@ thread_local! {
     static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
 }
 
-/// The error's text and its `source()` chain, joined with `": "`.
+/// The error's text and its `source()` chain, joined with `": "`; a cause whose text the
+/// message already holds (an error that shows its source, `region: empty grid 0x5`) is not
+/// said twice.
 pub fn error_chain(e: &dyn std::error::Error) -> String {
     let mut message = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
+        let text = s.to_string();
+        if !message.ends_with(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
         source = s.source();
     }
     message

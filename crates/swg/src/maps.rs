@@ -60,8 +60,9 @@ pub struct MapInfo {
     pub kind: MapKind,
     /// The name `--maps` takes and manifests use.
     pub name: &'static str,
-    /// The files the map writes (`{class}`: each flora class; `{k}`: a number; `{family}`: a
-    /// family id).
+    /// The files the map writes (`{class}`: each flora class; `{k}`, `{i}`, `{j}`: a number;
+    /// `{family}`: a family id; `{layer}`: an engine layer name; `{ext}`: a format's extension).
+    /// Every georeferenced PNG has its world file (`.pgw`).
     pub files: &'static [&'static str],
     pub samples: Samples,
     /// What the map shows, for `--help` and the docs.
@@ -86,7 +87,20 @@ pub const MAPS: &[MapInfo] = &[
     MapInfo {
         kind: MapKind::Height,
         name: "height",
-        files: &["height.tif", "height.png", "height.pgw", "height.ter", "height.r16", "height.r32", "height_u16.tif"],
+        files: &[
+            "height.tif",
+            "height.png",
+            "height.pgw",
+            "height.ter",
+            "height.raw",
+            "height.r16",
+            "height.r32",
+            "height_u16.tif",
+            "height.vrt",
+            "height_u16.vrt",
+            "height_x{i}_y{j}.{ext}",
+            "height_u16_x{i}_y{j}.{ext}",
+        ],
         samples: Samples::Metres,
         description: "ground height in metres (every --format)",
         needs_surface_passes: false,
@@ -98,7 +112,7 @@ pub const MAPS: &[MapInfo] = &[
     MapInfo {
         kind: MapKind::Normals,
         name: "normals",
-        files: &["normals.png"],
+        files: &["normals.png", "normals.pgw"],
         samples: Samples::Bytes,
         description: "surface normals, RGB = (x, z, y) · 0.5 + 0.5",
         needs_surface_passes: false,
@@ -110,7 +124,18 @@ pub const MAPS: &[MapInfo] = &[
     MapInfo {
         kind: MapKind::Splat,
         name: "splat",
-        files: &["shader_id.tif", "splat_{k}.png", "splat_legend.json", "splat_preview.png"],
+        files: &[
+            "shader_id.tif",
+            "splat_{k}.png",
+            "splat_{k}.pgw",
+            "splat_legend.json",
+            "splat_preview.png",
+            "splat_preview.pgw",
+            "splat_unreal_{layer}.png",
+            "splat_unreal_layers.json",
+            "splat_unity_{k}.png",
+            "splat_unity.json",
+        ],
         samples: Samples::Bytes,
         description: "shader family weights (4 a PNG, summing to 255) and the dominant family id",
         needs_surface_passes: true,
@@ -122,7 +147,7 @@ pub const MAPS: &[MapInfo] = &[
     MapInfo {
         kind: MapKind::Flora,
         name: "flora",
-        files: &["flora_{class}_id.tif", "flora_{class}_density.png", "flora_legend.json"],
+        files: &["flora_{class}_id.tif", "flora_{class}_density.png", "flora_{class}_density.pgw", "flora_legend.json"],
         samples: Samples::Ids,
         description: "per flora class, the most likely family and its placement probability",
         needs_surface_passes: true,
@@ -134,7 +159,7 @@ pub const MAPS: &[MapInfo] = &[
     MapInfo {
         kind: MapKind::FloraFamilies,
         name: "flora_families",
-        files: &["flora_{class}_family_{family}.png"],
+        files: &["flora_{class}_family_{family}.png", "flora_{class}_family_{family}.pgw"],
         samples: Samples::Probability,
         description: "per flora family, its placement probability",
         needs_surface_passes: true,
@@ -158,7 +183,7 @@ pub const MAPS: &[MapInfo] = &[
     MapInfo {
         kind: MapKind::Water,
         name: "water",
-        files: &["water_height.tif", "water_mask.png"],
+        files: &["water_height.tif", "water_mask.png", "water_mask.pgw"],
         samples: Samples::Metres,
         description: "the water surface height (NaN where dry) and the under-water mask",
         needs_surface_passes: false,
@@ -182,7 +207,7 @@ pub const MAPS: &[MapInfo] = &[
     MapInfo {
         kind: MapKind::Color,
         name: "color",
-        files: &["color.png"],
+        files: &["color.png", "color.pgw"],
         samples: Samples::Bytes,
         description: "the colour affectors' RGB",
         needs_surface_passes: true,
@@ -194,7 +219,7 @@ pub const MAPS: &[MapInfo] = &[
     MapInfo {
         kind: MapKind::Exclude,
         name: "exclude",
-        files: &["exclude.png", "passable.png"],
+        files: &["exclude.png", "exclude.pgw", "passable.png", "passable.pgw"],
         samples: Samples::Bytes,
         description: "the exclusion and passability masks (255 = excluded / passable)",
         needs_surface_passes: true,
@@ -218,7 +243,7 @@ pub const MAPS: &[MapInfo] = &[
     MapInfo {
         kind: MapKind::Preview,
         name: "preview",
-        files: &["preview.png"],
+        files: &["preview.png", "preview.pgw"],
         samples: Samples::Bytes,
         description: "a shaded colour preview (legend colours, water, else a height tint)",
         needs_surface_passes: true,

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::io;
 use std::ops::Range;
 use std::path::Path;
-use trnbake_raster::fsutil::write_json;
+use crate::folder::write_json;
 use trnbake_raster::source::bracket_at;
 use trnbake_raster::writers::png8::{write_png8_from, ByteRows, Png8Coding, RowFilter};
 use trnbake_raster::writers::preset::Preset;
@@ -40,7 +40,8 @@ pub(crate) fn write_preview(dir: &Path, set: &BandSet, families: &[i32], generat
     let colors: HashMap<i32, [u8; 3]> = generator.shader_families.families().iter().map(|f| (f.id, f.color)).collect();
     // A family the legend lacks adds black: nothing.
     let colored = families.iter().filter_map(|f| colors.get(f).map(|&c| (*f, c))).collect();
-    Ok(write_png8_from(&dir.join("splat_preview.png"), &PreviewRows { set, colored }, Png8Coding::Patterned)?)
+    let path = dir.join("splat_preview.png");
+    write_png8_from(&path, &PreviewRows { set, colored }, Png8Coding::Patterned).map_err(crate::error::writing(&path))
 }
 
 /// Rows of `splat_preview.png`: Σ colour × byte / 255 per post (black where no shader
@@ -115,7 +116,8 @@ pub(crate) fn write_engine_maps(
             let mut list = Vec::new();
             for (k, layer) in layers.iter().enumerate() {
                 let name = format!("splat_unreal_{layer}.png");
-                files.push(write_png8_from(&dir.join(&name), &weights(n, vec![Some(k)]), Png8Coding::Noisy(RowFilter::Up))?);
+                let path = dir.join(&name);
+                files.push(write_png8_from(&path, &weights(n, vec![Some(k)]), Png8Coding::Noisy(RowFilter::Up)).map_err(crate::error::writing(&path))?);
                 let mut entry = info(k);
                 entry["file"] = name.into();
                 list.push(entry);
@@ -137,7 +139,8 @@ pub(crate) fn write_engine_maps(
             for (img, chunk) in (0..families.len()).collect::<Vec<_>>().chunks(4).enumerate() {
                 let name = format!("splat_unity_{img}.png");
                 let channels = (0..4).map(|ch| chunk.get(ch).copied()).collect();
-                files.push(write_png8_from(&dir.join(&name), &weights(a, channels), Png8Coding::Noisy(RowFilter::Up))?);
+                let path = dir.join(&name);
+                files.push(write_png8_from(&path, &weights(a, channels), Png8Coding::Noisy(RowFilter::Up)).map_err(crate::error::writing(&path))?);
                 let layers: Vec<serde_json::Value> = chunk
                     .iter()
                     .zip(["r", "g", "b", "a"])

@@ -48,7 +48,7 @@ use std::time::Instant;
 use trnbake_gpu::surface_pass::{GpuSurfacePass, SurfacePasses};
 use trnbake_gpu::GpuHeightPass;
 use trnbake_gpu::{GpuContext, GpuError};
-use trnbake_raster::fsutil::write_json;
+use crate::folder::write_json;
 use trnbake_raster::writers::categories::write_category_names;
 use trnbake_raster::writers::geotiff::{write_geotiff_from, GeoTiffOptions, TiffSample};
 use trnbake_raster::writers::png16::{write_png16_from, Png16Options};

@@ -73,7 +73,8 @@ impl SurfaceMapsJob {
                 for (k, bytes) in checkpoint_queue {
                     let t = Instant::now();
                     let (r0, rows) = bands[k];
-                    trnbake_raster::fsutil::write_renamed(&set.path(r0, rows), &bytes)?;
+                    let path = set.path(r0, rows);
+                    trnbake_raster::fsutil::write_renamed(&path, &bytes).map_err(crate::error::writing(&path))?;
                     drop(bytes);
                     set.done(k);
                     progress_ref.inc(u64::from(rows) * u64::from(grid.cols));

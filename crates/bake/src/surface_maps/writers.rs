@@ -2,8 +2,21 @@
 //! need a figure of the whole grid once every band is finished.
 
 use super::*;
+use crate::error::writing;
+use trnbake_raster::writers::png16::write_world_file;
 /// A map writer to run on a thread of its own: its files, or the error.
 pub(super) type Writer<'s> = Box<dyn FnOnce() -> crate::Result<Vec<WrittenFile>> + Send + 's>;
+
+/// A PNG of the bake's posts and its world file (`NAME.pgw`, as `height.png` has: the same
+/// georeferencing, so GIS tools place every map), both named with the bake's CRS.
+pub(super) fn georeferenced(png: WrittenFile, dir: &Path, grid: &Grid, citation: &str) -> crate::Result<Vec<WrittenFile>> {
+    let path = dir.join(Path::new(&png.path).with_extension("pgw"));
+    let mut world = write_world_file(&path, grid).map_err(writing(&path))?;
+    world.crs = Some(citation.to_string());
+    let mut png = png;
+    png.crs = Some(citation.to_string());
+    Ok(vec![png, world])
+}
 
 /// Positions of a map's files in the list of written files: the catalogue's order
 /// ([`MapKind`]), room for 10 files a map.
@@ -41,14 +54,18 @@ impl SurfaceMapsJob {
                 Plane::Color => Png8Coding::Noisy(RowFilter::Average),
                 _ => Png8Coding::Patterned,
             };
-            Box::new(move || Ok(vec![write_png8_from(&dir.join(name), &PlaneRows { set, plane, channels, wait: true }, coding)?]))
+            Box::new(move || {
+                let path = dir.join(name);
+                let png = write_png8_from(&path, &PlaneRows { set, plane, channels, wait: true }, coding).map_err(writing(&path))?;
+                georeferenced(png, dir, &set.grid, &self.citation)
+            })
         };
         let tif = move |name: String, plane: Plane, sample: TiffSample, names: Option<Vec<(u32, String)>>| -> Writer<'s> {
             // Ids and classes: overviews (COG) pick a value instead of averaging.
             let opts = if matches!(sample, TiffSample::U16 { .. }) { self.tiff.for_ids() } else { self.tiff };
             Box::new(move || {
                 let path = dir.join(name);
-                let mut files = vec![write_geotiff_from(&path, &PlaneSource { set, plane, wait: true }, &self.citation, sample, &opts)?];
+                let mut files = vec![write_geotiff_from(&path, &PlaneSource { set, plane, wait: true }, &self.citation, sample, &opts).map_err(writing(&path))?];
                 // The family names of an id map, where GIS tools show them (`.tif.aux.xml`).
                 if let Some(names) = &names {
                     files.push(write_category_names(&path, names)?);
@@ -103,7 +120,11 @@ impl SurfaceMapsJob {
             let rows = PreviewRows { set, heights: inputs.heights, range: inputs.range };
             out.push((
                 order(MapKind::Preview),
-                Box::new(move || Ok(vec![write_png8_from(&dir.join("preview.png"), &rows, Png8Coding::Noisy(RowFilter::Paeth))?])),
+                Box::new(move || {
+                    let path = dir.join("preview.png");
+                    let png = write_png8_from(&path, &rows, Png8Coding::Noisy(RowFilter::Paeth)).map_err(writing(&path))?;
+                    georeferenced(png, dir, &set.grid, &self.citation)
+                }),
             ));
         }
         out
@@ -132,7 +153,9 @@ impl SurfaceMapsJob {
             for (k, chunk) in families.chunks(4).enumerate() {
                 let name = format!("splat_{k}.png");
                 let channels = std::array::from_fn(|ch| chunk.get(ch).copied());
-                files.push(write_png8_from(&dir.join(&name), &SplatRows { set, channels }, Png8Coding::Noisy(RowFilter::Up))?);
+                let path = dir.join(&name);
+                let png = write_png8_from(&path, &SplatRows { set, channels }, Png8Coding::Noisy(RowFilter::Up)).map_err(writing(&path))?;
+                files.extend(georeferenced(png, dir, &set.grid, &self.citation)?);
                 for (ch, f) in chunk.iter().enumerate() {
                     let fam = generator.shader_families.families().iter().find(|x| x.id == *f);
                     legend.push(serde_json::json!({
@@ -147,7 +170,7 @@ impl SurfaceMapsJob {
                 &serde_json::json!({ "channels": legend, "weights": "per post, summing to 255 where a shader applies" }),
             )?);
             // Something to look at, and the engines' own packings of the same weights.
-            files.push(engine_splat::write_preview(dir, set, &families, generator)?);
+            files.extend(georeferenced(engine_splat::write_preview(dir, set, &families, generator)?, dir, &set.grid, &self.citation)?);
             files.extend(engine_splat::write_engine_maps(dir, set, &families, generator, inputs.export, inputs.reporter)?);
             Ok(vec![(order(MapKind::Splat) + 1, files)])
         };
@@ -179,10 +202,9 @@ impl SurfaceMapsJob {
                 let range = metas.iter().filter_map(|(_, m)| m.flora_range[class]).reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
                 let opts = Png16Options { min_max: Some(range.unwrap_or((f32::NAN, f32::NAN))), ..Default::default() };
                 let src = PlaneSource { set, plane: Plane::FloraProbability(class as u8), wait: false };
-                out.push((
-                    order(MapKind::Flora) + 2 * class + 1,
-                    vec![write_png16_from(&dir.join(format!("flora_{name}_density.png")), &src, 1.0 / 65535.0, 0.0, &opts)?],
-                ));
+                let path = dir.join(format!("flora_{name}_density.png"));
+                let png = write_png16_from(&path, &src, 1.0 / 65535.0, 0.0, &opts).map_err(writing(&path))?;
+                out.push((order(MapKind::Flora) + 2 * class + 1, georeferenced(png, dir, &set.grid, &self.citation)?));
                 let mut used: Vec<i32> = metas.iter().flat_map(|(_, m)| m.flora_ids[class].iter().copied()).collect();
                 used.sort_unstable();
                 used.dedup();
@@ -210,7 +232,9 @@ impl SurfaceMapsJob {
                 families.dedup();
                 for f in families {
                     let src = FamilySource { set, metas, class, family: f, cache: Default::default() };
-                    files.push(write_png16_from(&dir.join(format!("flora_{name}_family_{f}.png")), &src, 1.0 / 65535.0, 0.0, &Png16Options::default())?);
+                    let path = dir.join(format!("flora_{name}_family_{f}.png"));
+                    let png = write_png16_from(&path, &src, 1.0 / 65535.0, 0.0, &Png16Options::default()).map_err(writing(&path))?;
+                    files.extend(georeferenced(png, dir, &set.grid, &self.citation)?);
                 }
             }
             out.push((order(MapKind::FloraFamilies), files));
