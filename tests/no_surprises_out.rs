@@ -55,7 +55,7 @@ fn stale_removal_never_deletes_through_a_symlink_or_outside_the_folder() {
     let root = tmp("symlink-stale");
     let (out, outside) = (root.join("out"), root.join("outside"));
     std::fs::create_dir_all(&outside).unwrap();
-    run_ok(bake(&out, &["--spacing", "32", "--maps", "height", "--format", "tif", "-q"]));
+    run_ok(&mut bake(&out, &["--spacing", "32", "--maps", "height", "--format", "tif", "-q"]));
     for f in ["file.txt", "victim.txt"] {
         std::fs::write(outside.join(f), b"not yours").unwrap();
     }
@@ -67,7 +67,7 @@ fn stale_removal_never_deletes_through_a_symlink_or_outside_the_folder() {
         m["outputs"].as_array_mut().unwrap().push(serde_json::json!({ "path": p }));
     }
     std::fs::write(out.join("manifest.json"), serde_json::to_vec_pretty(&m).unwrap()).unwrap();
-    run_ok(bake(&out, &["--spacing", "32", "--maps", "height", "--format", "r32", "-q"]));
+    run_ok(&mut bake(&out, &["--spacing", "32", "--maps", "height", "--format", "r32", "-q"]));
     assert!(outside.join("file.txt").is_file(), "a file outside OUT was deleted through the symlink lnk");
     assert!(outside.join("victim.txt").is_file(), "the target of the symlink evil.tif was deleted");
     assert!(root.join("outside.txt").is_file(), "a file beside OUT was deleted");
@@ -96,7 +96,7 @@ fn the_maps_of_a_killed_bake_are_removed_by_the_next_one() {
     let left: Vec<String> = files_in(&out).into_iter().filter(|f| f.ends_with(".png") && f != "height.png").collect();
     assert!(!left.is_empty(), "the killed bake left no map");
 
-    let o = run_ok(bake(&out, &["--spacing", "32", "--maps", "height"]));
+    let o = run_ok(&mut bake(&out, &["--spacing", "32", "--maps", "height"]));
     let err = text(&o.stderr);
     assert!(err.contains("of the previous bake"), "{err}");
     let m = manifest(&out);
@@ -116,7 +116,7 @@ fn map_files_no_manifest_lists_are_named_in_a_note() {
     std::fs::write(out.join("normals.png"), b"an older run's").unwrap();
     std::fs::write(out.join("splat_3.pgw"), b"an older run's").unwrap();
     std::fs::write(out.join("notes.txt"), b"mine").unwrap();
-    let o = run_ok(bake(&out, &["--spacing", "32", "--maps", "height"]));
+    let o = run_ok(&mut bake(&out, &["--spacing", "32", "--maps", "height"]));
     let err = text(&o.stderr);
     assert!(err.contains("no manifest lists") && err.contains("normals.png, splat_3.pgw"), "{err}");
     assert!(!err.contains("notes.txt"), "{err}");
@@ -132,12 +132,12 @@ fn map_files_no_manifest_lists_are_named_in_a_note() {
 fn finished_folders_keep_no_lock_file_and_the_lock_still_holds() {
     let root = tmp("lock");
     let out = root.join("out");
-    run_ok(bake(&out, &["--spacing", "32", "--maps", "height", "-q"]));
+    run_ok(&mut bake(&out, &["--spacing", "32", "--maps", "height", "-q"]));
     assert!(!out.join(".trnbake.lock").exists(), "a finished bake left its lock file");
     let (s1, s2, merged) = (root.join("s1"), root.join("s2"), root.join("merged"));
-    run_ok(bake(&s1, &["--spacing", "32", "--maps", "height", "--shard", "1/2", "-q"]));
-    run_ok(bake(&s2, &["--spacing", "32", "--maps", "height", "--shard", "2/2", "-q"]));
-    run_ok(trnbake().args(["merge", "-q", "-o"]).arg(&merged).arg(&s1).arg(&s2));
+    run_ok(&mut bake(&s1, &["--spacing", "32", "--maps", "height", "--shard", "1/2", "-q"]));
+    run_ok(&mut bake(&s2, &["--spacing", "32", "--maps", "height", "--shard", "2/2", "-q"]));
+    run_ok(&mut trnbake().args(["merge", "-q", "-o"]).arg(&merged).arg(&s1).arg(&s2));
     for d in [&s1, &s2, &merged] {
         assert!(!d.join(".trnbake.lock").exists(), "{} kept its lock file", d.display());
     }
@@ -150,7 +150,7 @@ fn finished_folders_keep_no_lock_file_and_the_lock_still_holds() {
         drop(held);
         assert!(!out.join(".trnbake.lock").exists());
     }
-    run_ok(bake(&out, &["--spacing", "32", "--maps", "height", "-q"]));
+    run_ok(&mut bake(&out, &["--spacing", "32", "--maps", "height", "-q"]));
     std::fs::remove_dir_all(&root).unwrap();
 }
 
@@ -160,13 +160,13 @@ fn finished_folders_keep_no_lock_file_and_the_lock_still_holds() {
 fn presets_say_what_they_change() {
     let out = tmp("presets");
     let region = ["--region", "-1000,-1000,1000,1000", "--spacing", "2", "--maps", "height"];
-    let o = run_ok(bake(&out.join("unity"), &[&region[..], &["--preset", "unity"]].concat()));
+    let o = run_ok(&mut bake(&out.join("unity"), &[&region[..], &["--preset", "unity"]].concat()));
     let err = text(&o.stderr);
     assert!(err.contains("1001×1001") && err.contains("513×513") && err.contains("--preset unity"), "{err}");
-    let o = run_ok(bake(&out.join("unreal"), &[&region[..], &["--preset", "unreal", "--format", "tif"]].concat()));
+    let o = run_ok(&mut bake(&out.join("unreal"), &[&region[..], &["--preset", "unreal", "--format", "tif"]].concat()));
     let err = text(&o.stderr);
     assert!(err.contains("no height.png"), "{err}");
-    let o = run_ok(bake(&out.join("plain"), &region));
+    let o = run_ok(&mut bake(&out.join("plain"), &region));
     let err = text(&o.stderr);
     assert!(!err.contains("note: --preset"), "{err}");
     std::fs::remove_dir_all(&out).unwrap();
@@ -178,11 +178,13 @@ fn presets_say_what_they_change() {
 #[test]
 fn every_georeferenced_png_has_a_world_file() {
     let out = tmp("world-files");
-    run_ok(bake(&out, &["--spacing", "16", "--maps", "auto,flora_families", "-q"]));
+    run_ok(&mut bake(&out, &["--spacing", "16", "--maps", "auto,flora_families", "-q"]));
     let names = listed(&manifest(&out));
     let height_pgw = std::fs::read(out.join("height.pgw")).unwrap();
     let pngs: Vec<&String> = names.iter().filter(|n| n.ends_with(".png")).collect();
-    for want in ["normals.png", "splat_0.png", "splat_preview.png", "preview.png", "flora_col_density.png", "water_mask.png", "color.png", "passable.png"] {
+    for want in
+        ["normals.png", "splat_0.png", "splat_preview.png", "preview.png", "flora_collidable_density.png", "water_mask.png", "exclude.png", "passable.png"]
+    {
         assert!(pngs.iter().any(|p| *p == want), "the demo bake wrote no {want}: {names:?}");
     }
     assert!(pngs.iter().any(|p| p.contains("_family_")), "no flora family map: {names:?}");
@@ -276,10 +278,10 @@ fn a_damaged_surface_band_is_recomputed_with_a_note() {
     let root = tmp("damaged-band");
     let (fresh, killed) = (root.join("fresh"), root.join("killed"));
     let args = ["--spacing", "16", "--band-rows", "128", "--maps", "normals,color", "-q"];
-    run_ok(bake(&fresh, &args));
+    run_ok(&mut bake(&fresh, &args));
     // A finished shard 1/1 holds every tile and band: what a bake killed after its surface
     // stage leaves, once its state says unsharded and unfinished.
-    run_ok(bake(&killed, &[&args[..], &["--shard", "1/1"]].concat()));
+    run_ok(&mut bake(&killed, &[&args[..], &["--shard", "1/1"]].concat()));
     let state_path = killed.join("bake-state.json");
     let mut state: serde_json::Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
     state["shard"] = serde_json::Value::Null;
@@ -294,7 +296,7 @@ fn a_damaged_surface_band_is_recomputed_with_a_note() {
     let band = bands.first().expect("a band checkpoint");
     let len = std::fs::metadata(band).unwrap().len();
     std::fs::write(band, vec![0u8; len as usize]).unwrap();
-    let o = run_ok(bake(&killed, &args[..args.len() - 1]));
+    let o = run_ok(&mut bake(&killed, &args[..args.len() - 1]));
     let err = text(&o.stderr);
     assert!(err.contains("note: the checkpoint of the surface band") && err.contains("is damaged"), "{err}");
     for f in ["normals.png", "color.png"] {
