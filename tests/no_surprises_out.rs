@@ -137,7 +137,7 @@ fn finished_folders_keep_no_lock_file_and_the_lock_still_holds() {
     let (s1, s2, merged) = (root.join("s1"), root.join("s2"), root.join("merged"));
     run_ok(&mut bake(&s1, &["--spacing", "32", "--maps", "height", "--shard", "1/2", "-q"]));
     run_ok(&mut bake(&s2, &["--spacing", "32", "--maps", "height", "--shard", "2/2", "-q"]));
-    run_ok(&mut trnbake().args(["merge", "-q", "-o"]).arg(&merged).arg(&s1).arg(&s2));
+    run_ok(trnbake().args(["merge", "-q", "-o"]).arg(&merged).arg(&s1).arg(&s2));
     for d in [&s1, &s2, &merged] {
         assert!(!d.join(".trnbake.lock").exists(), "{} kept its lock file", d.display());
     }
