@@ -144,7 +144,7 @@ fn finished_folders_keep_no_lock_file_and_the_lock_still_holds() {
 
     // Held by this process: refused; released: the lock file goes and the next bake runs.
     for _ in 0..2 {
-        let held = trnbake_bake::folder::OutputFolder::claim(&out, None, true).unwrap();
+        let held = trnbake_bake::folder::OutputFolder::claim(&out, None, &trnbake_swg::report::NullReporter).unwrap();
         let o = bake(&out, &["--spacing", "32", "--maps", "height", "-q"]).output().unwrap();
         assert!(!o.status.success() && text(&o.stderr).contains("in use"), "{}", output_text(&o));
         drop(held);
