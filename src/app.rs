@@ -589,7 +589,8 @@ fn bench_export(posts: u32, dir: Option<std::path::PathBuf>, formats: Option<&[S
 fn preset_note_before(choice: &trnbake_raster::writers::set::ExportChoice, reporter: &dyn Reporter) {
     use trnbake_raster::writers::{preset::Preset, set::Format};
     if choice.preset == Some(Preset::Unreal) && !choice.formats.contains(&Format::Png) {
-        reporter.note("--preset unreal without png in --format writes no height.png, the 16-bit PNG Unreal's landscape import reads; add png to --format for it");
+        reporter
+            .note("--preset unreal without png in --format writes no height.png, the 16-bit PNG Unreal's landscape import reads; add png to --format for it");
     }
 }
 

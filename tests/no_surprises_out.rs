@@ -8,7 +8,8 @@
 //!   second bake out;
 //! * item 13: `--preset unity` says that it resampled the grid, `--preset unreal --format tif`
 //!   that it wrote no `height.png`;
-//! * item 14: every georeferenced PNG map has its world file, listed in the manifest;
+//! * item 14: every georeferenced PNG map has its world file, listed in the manifest (the
+//!   8 m chunks of `smap.png` theirs), and the catalogue names every file a bake writes;
 //! * item 16: errors name the path the user can act on (a clashing `.trnbake-tiles` or
 //!   `manifest.json`, an unwritable folder rather than its lock file, a full disk in the
 //!   surface stage), and a damaged surface band is recomputed with a note.
@@ -197,6 +198,47 @@ fn every_georeferenced_png_has_a_world_file() {
         assert_eq!(std::fs::read(out.join(&pgw)).unwrap(), height_pgw, "{pgw} places its map elsewhere than height.pgw");
     }
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// Items 8 and 14: every file a bake writes (every map, every height format, tiles, the
+/// engines' packings) is named by its map's file patterns in the catalogue, which is what a
+/// manifest in progress plans; a file the catalogue missed would outlive a killed bake with no
+/// note. `smap.png`, whose pixels are 8 m chunks, has the world file of its chunks.
+#[test]
+fn the_catalogue_names_every_file_a_bake_writes() {
+    use trnbake_swg::maps::MAPS;
+    let root = tmp("catalogue");
+    let all: Vec<&str> = MAPS.iter().map(|m| m.name).collect();
+    let all = all.join(",");
+    let runs: [&[&str]; 4] =
+        [&["--format", "tif,tif16,ter,png,raw,r16,r32"], &["--format", "tif,tif16,png", "--tiles", "2"], &["--preset", "unreal"], &["--preset", "unity"]];
+    for (k, extra) in runs.iter().enumerate() {
+        let out = root.join(k.to_string());
+        run_ok(&mut bake(&out, &[&["--spacing", "32", "--maps", &all, "-q"][..], extra].concat()));
+        let m = manifest(&out);
+        assert_eq!(m["status"], "complete");
+        let mut names = files_in(&out);
+        names.retain(|n| n != "manifest.json");
+        assert_eq!(
+            names,
+            {
+                let mut l = listed(&m);
+                l.sort();
+                l
+            },
+            "the manifest does not list what the bake wrote"
+        );
+        for n in &names {
+            let ok = MAPS.iter().any(|map| map.files.iter().any(|p| trnbake_bake::folder::pattern_matches(p, n)));
+            assert!(ok, "{n} (bake {extra:?}) matches no file pattern of the map catalogue");
+        }
+    }
+    let out = root.join("0");
+    let smap: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("smap.json")).unwrap()).unwrap();
+    let (west, south, rows) = (smap["west_x"].as_f64().unwrap(), smap["south_z"].as_f64().unwrap(), smap["rows"].as_f64().unwrap());
+    let pgw: Vec<f64> = std::fs::read_to_string(out.join("smap.pgw")).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(pgw, [8.0, 0.0, 0.0, -8.0, west + 4.0, south + rows * 8.0 - 4.0], "smap.pgw does not place the chunks");
+    std::fs::remove_dir_all(&root).unwrap();
 }
 
 /// A failed bake's stderr, asserting exit 1 and no panic.

@@ -110,7 +110,9 @@ pub fn merge(outdir: &Path, shards: &[PathBuf], export: Option<&ExportChoice>, r
             }
             let pipeline = pipeline?;
             if pipeline.job.params != *params {
-                bail!("the terrain's heights have changed since the shards were baked (the bitmaps under the data root, or the terrain file); re-bake the shards");
+                bail!(
+                    "the terrain's heights have changed since the shards were baked (the bitmaps under the data root, or the terrain file); re-bake the shards"
+                );
             }
             let maps = pipeline.job.surface_maps.as_ref().context("the rebuilt bake wants no surface maps")?;
             if maps.fingerprint() != *surface {

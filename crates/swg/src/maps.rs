@@ -126,6 +126,7 @@ pub const MAPS: &[MapInfo] = &[
         name: "splat",
         files: &[
             "shader_id.tif",
+            "shader_id.tif.aux.xml",
             "splat_{k}.png",
             "splat_{k}.pgw",
             "splat_legend.json",
@@ -147,7 +148,7 @@ pub const MAPS: &[MapInfo] = &[
     MapInfo {
         kind: MapKind::Flora,
         name: "flora",
-        files: &["flora_{class}_id.tif", "flora_{class}_density.png", "flora_{class}_density.pgw", "flora_legend.json"],
+        files: &["flora_{class}_id.tif", "flora_{class}_id.tif.aux.xml", "flora_{class}_density.png", "flora_{class}_density.pgw", "flora_legend.json"],
         samples: Samples::Ids,
         description: "per flora class, the most likely family and its placement probability",
         needs_surface_passes: true,
@@ -195,7 +196,7 @@ pub const MAPS: &[MapInfo] = &[
     MapInfo {
         kind: MapKind::Env,
         name: "env",
-        files: &["env_id.tif"],
+        files: &["env_id.tif", "env_id.tif.aux.xml"],
         samples: Samples::Ids,
         description: "the environment family id",
         needs_surface_passes: true,
@@ -231,7 +232,7 @@ pub const MAPS: &[MapInfo] = &[
     MapInfo {
         kind: MapKind::Smap,
         name: "smap",
-        files: &["smap.png", "smap.json"],
+        files: &["smap.png", "smap.pgw", "smap.json"],
         samples: Samples::Other,
         description: "the 8 m rough-terrain chunks (swg-trn §2.3)",
         needs_surface_passes: false,

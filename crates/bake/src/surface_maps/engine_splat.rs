@@ -22,11 +22,11 @@
 //! memory is bounded by a block, whatever the grid.
 
 use super::band_files::{largest_remainder_bytes, BandSet};
+use crate::folder::write_json;
 use std::collections::HashMap;
 use std::io;
 use std::ops::Range;
 use std::path::Path;
-use crate::folder::write_json;
 use trnbake_raster::source::bracket_at;
 use trnbake_raster::writers::png8::{write_png8_from, ByteRows, Png8Coding, RowFilter};
 use trnbake_raster::writers::preset::Preset;

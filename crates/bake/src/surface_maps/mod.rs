@@ -36,6 +36,7 @@ use scatter::*;
 use smap::*;
 use sources::*;
 
+use crate::folder::write_json;
 use crate::store::{Checkpoint, CheckpointSource, Fingerprint, CHECKPOINT_DIR};
 use crate::Shard;
 use band_files::{band_chunks, band_file_bytes, chunk_blocks, largest_remainder_bytes, pack_block, read_meta, BandMeta, BandSet, PREVIEW_COLOURED};
@@ -48,7 +49,6 @@ use std::time::Instant;
 use trnbake_gpu::surface_pass::{GpuSurfacePass, SurfacePasses};
 use trnbake_gpu::GpuHeightPass;
 use trnbake_gpu::{GpuContext, GpuError};
-use crate::folder::write_json;
 use trnbake_raster::writers::categories::write_category_names;
 use trnbake_raster::writers::geotiff::{write_geotiff_from, GeoTiffOptions, TiffSample};
 use trnbake_raster::writers::png16::{write_png16_from, Png16Options};

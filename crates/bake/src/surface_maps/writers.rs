@@ -65,7 +65,8 @@ impl SurfaceMapsJob {
             let opts = if matches!(sample, TiffSample::U16 { .. }) { self.tiff.for_ids() } else { self.tiff };
             Box::new(move || {
                 let path = dir.join(name);
-                let mut files = vec![write_geotiff_from(&path, &PlaneSource { set, plane, wait: true }, &self.citation, sample, &opts).map_err(writing(&path))?];
+                let mut files =
+                    vec![write_geotiff_from(&path, &PlaneSource { set, plane, wait: true }, &self.citation, sample, &opts).map_err(writing(&path))?];
                 // The family names of an id map, where GIS tools show them (`.tif.aux.xml`).
                 if let Some(names) = &names {
                     files.push(write_category_names(&path, names)?);
@@ -243,7 +244,7 @@ impl SurfaceMapsJob {
             out.push((order(MapKind::Scatter), write_scatter(dir, set, metas, inputs.height_evaluator, self.surface.plan.half_width)?));
         }
         if self.want(MapKind::Smap) {
-            out.push((order(MapKind::Smap), write_smap(dir, inputs.grid, inputs.height_evaluator)?));
+            out.push((order(MapKind::Smap), write_smap(dir, inputs.grid, inputs.height_evaluator, &self.citation)?));
         }
         Ok(out)
     }
