@@ -60,7 +60,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
             job.reporter.note(format!("the checkpoints in {} belong to a different bake: {why}; starting afresh", job.outdir.display()));
             tracing::info!("{} belongs to a different bake; starting afresh", state_path.display());
             let _ = std::fs::remove_dir_all(job.outdir.join(CHECKPOINT_DIR));
-            std::fs::create_dir_all(job.outdir.join(CHECKPOINT_DIR))?;
+            std::fs::create_dir_all(&checkpoints).map_err(crate::error::writing(&checkpoints))?;
         } else if previous.and_then(|s| s.surface) != surface_fingerprint {
             // Same heights, other maps or surface options: only the surface bands go.
             store::remove_surface_bands(&job.outdir.join(CHECKPOINT_DIR));
@@ -75,7 +75,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         recipe: Some(job.recipe.clone()),
         manifest_backend: None,
     };
-    write_atomic(&state_path, serde_json::to_string_pretty(&state)?.as_bytes())?;
+    write_atomic(&state_path, serde_json::to_string_pretty(&state)?.as_bytes()).map_err(crate::error::writing(&state_path))?;
 
     let all = tiles(&job.grid, job.params.tile);
     let mine: Vec<TileSpec> = match job.shard {
@@ -196,7 +196,7 @@ pub fn run_bake(job: &BakeJob, evaluator: &HeightEvaluator) -> Result<BakeReport
         }
         let manifest_backend = serde_json::json!({ "backend": report.backend, "adapter": report.adapter, "surface_maps_backend": maps_backend });
         let done = BakeState { complete: true, manifest_backend: Some(manifest_backend), ..state };
-        write_atomic(&state_path, serde_json::to_string_pretty(&done)?.as_bytes())?;
+        write_atomic(&state_path, serde_json::to_string_pretty(&done)?.as_bytes()).map_err(crate::error::writing(&state_path))?;
         report.total_seconds = start.elapsed().as_secs_f64();
         return Ok(report);
     }

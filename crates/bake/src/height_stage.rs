@@ -34,7 +34,8 @@ pub(crate) fn compute_tiles(
         // No fsync: a killed bake cannot leave a partial checkpoint under its final name (the
         // rename is atomic), and one a machine crash leaves zeroed or short fails its checksum
         // and is recomputed on resume; syncing hundreds of tiles would only slow every bake.
-        write_renamed(&tile_path(&job.outdir, t), &tile_bytes(data, fingerprint, t)).context("cannot write a tile checkpoint")?;
+        let path = tile_path(&job.outdir, t);
+        write_renamed(&path, &tile_bytes(data, fingerprint, t)).map_err(crate::error::writing(&path))?;
         progress.tile_done(grid, tile, t, trnbake_raster::finite_min_max(data));
         pb.inc(1);
         Ok(())

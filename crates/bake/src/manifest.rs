@@ -84,6 +84,7 @@ pub(crate) fn write_manifest(outdir: &Path, params: &BakeParams, report: &BakeRe
             "tiles_resumed": report.tiles_resumed,
         },
     });
-    write_atomic(&outdir.join("manifest.json"), serde_json::to_string_pretty(&v)?.as_bytes())?;
+    let path = outdir.join("manifest.json");
+    write_atomic(&path, serde_json::to_string_pretty(&v)?.as_bytes()).map_err(crate::error::writing(&path))?;
     Ok(())
 }

@@ -69,7 +69,8 @@ pub(super) fn write_scatter(
                 }
             }
             Ok(())
-        })?;
+        })
+        .map_err(crate::error::writing(&path))?;
         files.push(WrittenFile::of_file(&path, "csv")?);
     }
     Ok(files)
