@@ -236,6 +236,10 @@ fn check_passes_a_valid_sector_and_info_counts_it() {
     assert_eq!(i.nodes, 3);
     let out = run(&["scs", "check", d.join("sec+0000+0000.aux").to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Issue 37 item 16: each count with its noun in the number it takes (the line said
+    // "(1 files, …)" for one file).
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("ok (5 files, 2 items, every check passed)"), "{said}");
     let out = run(&["scs", "info", "--json", d.join("sec+0000+0000.aux").to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["items"]["terrain"], 1);
