@@ -54,13 +54,24 @@ pub fn sweep_stale_temps(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         let e = e?;
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(pid) = temp_file_pid(&name) else { continue };
-        let alive = pid == std::process::id() || (cfg!(target_os = "linux") && Path::new(&format!("/proc/{pid}")).exists());
+        let alive = pid == std::process::id() || (cfg!(target_os = "linux") && running(pid));
         if !alive && e.file_type()?.is_file() {
             std::fs::remove_file(e.path())?;
             removed.push(e.path());
         }
     }
     Ok(removed)
+}
+
+/// Whether process `pid` still runs (Linux): `/proc/PID` exists and is not a zombie (`Z`) or
+/// dead (`X`, `x`). A killed run whose parent has not reaped it yet keeps its `/proc` entry
+/// but writes nothing more, so its temp files are swept as a dead run's.
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `PID (COMM) STATE …`: COMM may hold spaces and parentheses, the state follows the last `)`.
+        Ok(stat) => !matches!(stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next()), Some('Z' | 'X' | 'x')),
+        Err(_) => Path::new(&format!("/proc/{pid}")).exists(),
+    }
 }
 
 /// Write `bytes` to `path` atomically (temp file + fsync + rename).
@@ -226,6 +237,30 @@ mod tests {
         assert_eq!(removed, vec![gone.clone()]);
         assert!(!gone.exists() && mine.exists());
         assert!(others.iter().all(|p| p.exists()));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// A run killed but not yet reaped (a zombie, still in `/proc`) writes nothing more: its
+    /// temp files are swept.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn stale_temps_of_an_unreaped_killed_process_are_swept() {
+        let d = std::env::temp_dir().join(format!("trnbake-sweep-zombie-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let (pid, live) = (child.id(), d.join(format!(".a.png.{}.partial", child.id())));
+        std::fs::write(&live, b"x").unwrap();
+        assert!(sweep_stale_temps(&d).unwrap().is_empty(), "the temp file of a running process was swept");
+        child.kill().unwrap();
+        // Killed, not waited for: a zombie once the kernel is done with it.
+        let start = std::time::Instant::now();
+        while !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap().contains(") Z") {
+            assert!(start.elapsed().as_secs() < 10, "the killed child never became a zombie");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(sweep_stale_temps(&d).unwrap(), vec![live]);
+        child.wait().unwrap();
         std::fs::remove_dir_all(&d).unwrap();
     }
 
