@@ -61,7 +61,7 @@ def cli_planet(tmp_path_factory, tatooine_path, cli):
 
 def read(rasterio, path):
     with warnings.catch_warnings():
-        # The CLI's PNGs carry no georeferencing (the GeoTIFFs and manifest.json do).
+        # A PNG without a world file (the engines' splat maps) carries no georeferencing.
         warnings.simplefilter("ignore", rasterio.errors.NotGeoreferencedWarning)
         with rasterio.open(path) as ds:
             return ds.read()

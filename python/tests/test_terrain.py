@@ -76,7 +76,7 @@ def png(rasterio, path):
     import warnings
 
     with warnings.catch_warnings():
-        # The CLI's PNGs carry no georeferencing (the GeoTIFFs and manifest.json do).
+        # A PNG without a world file (the engines' splat maps) carries no georeferencing.
         warnings.simplefilter("ignore", rasterio.errors.NotGeoreferencedWarning)
         with rasterio.open(path) as ds:
             return ds.read()
