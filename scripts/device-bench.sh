@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The GPU-machine figures in one run (full tatooine at 2 m and 1 m: plan upload, compute
 # without read-back, heights in host memory; the standard bench; end-to-end bakes, heights only
-# and every map at 2 m and 1 m on both backends), for a session that is lent a device machine. Prepare on this machine, run there once:
+# and every map at 2 m and 1 m on both backends; the 0.5 m planet's heights), for a session that is lent a device machine. Prepare on this machine, run there once:
 #
 #   cargo build --release
 #   # tatooine and the bitmaps it reads (terrain/*.tga and colorramp/, about 9 MB), laid out as the data root; never committed
 #   mkdir -p .devdata/terrain && cp -r ../shared/data/swg/terrain/{tatooine.trn,*.tga,colorramp} .devdata/terrain/
 #   echo /.devdata/ >> .git/info/exclude
-#   # a dry run here first (PLANET=64 PLANET_1=64 OUT=/tmp/dry bash scripts/device-bench.sh): every step must print figures
+#   # a dry run here first (PLANET=64 PLANET_1=64 HALF=64 OUT=/tmp/dry bash scripts/device-bench.sh): every step must print figures
 #   # plus the Vulkan loader debs in .gl (see the device tool's README), then
 #   run(command="bash scripts/device-bench.sh", carry=["target/release/trnbake", ".devdata", ".gl"], timeout_s=540)
 #
@@ -31,6 +31,8 @@ exec > >(tee -a "$OUT/log.txt") 2>&1
 # Spacings of the full-planet case (a quick local dry run: PLANET=64 PLANET_1=64).
 PLANET="${PLANET:-2,1}"
 PLANET_1="${PLANET_1:-1}"
+# Spacing of the finest heights-only bake (step 4b; a dry run: HALF=64).
+HALF="${HALF:-0.5}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1
 "$BIN" adapters
 # Device time is short: stop at once when no hardware Vulkan adapter shows (a CPU one only).
@@ -55,7 +57,14 @@ rm -rf /tmp/bakeall
 # 4. End to end through the bake (GeoTIFF + PNG written) at 2 m, heights only.
 rm -rf /tmp/bake2m
 /usr/bin/time -v timeout 60 "$BIN" bake "$TRN" --data-root "$DATA" --backend gpu --maps height -o /tmp/bake2m 2>&1 | grep -E 'Elapsed|Maximum resident|Percent of CPU|error'
-cp /tmp/bake2m/manifest.json "$OUT/bake2m_manifest.json" 2>/dev/null || true
+cat /tmp/bake2m/manifest.json >> "$OUT/heights_manifests.txt" 2>/dev/null || true
+rm -rf /tmp/bake2m
+# 4b. The 0.5 m planet, heights only (32769², 1.07 G posts; issue #39's target ≤ 60 s): streamed
+#     tile by tile, so RSS stays flat (38 MB on 2 cores, 117 s); its manifest joins the 2 m one.
+rm -rf /tmp/bakehalf
+/usr/bin/time -v timeout 150 "$BIN" bake "$TRN" --data-root "$DATA" --backend gpu -q --spacing "$HALF" --maps height -o /tmp/bakehalf 2>&1 | grep -E 'Elapsed|Maximum resident|Percent of CPU|User time|error'
+cat /tmp/bakehalf/manifest.json >> "$OUT/heights_manifests.txt" 2>/dev/null || true
+rm -rf /tmp/bakehalf
 # 5. Variants of the planet case, one JSON array each in planet_variants.json: the CPU backend at
 #    2 m (the GPU/CPU ratio); the height kernel's strip of 4 posts per invocation (lavapipe's
 #    default, 1.8x faster there; a real GPU walks one post per invocation by default, 2x faster
