@@ -199,6 +199,21 @@ pub enum Command {
         #[command(flatten)]
         surface: SurfaceArgs,
     },
+    /// Web map tiles of a bake: Terrarium heights and map layers as a Web Mercator XYZ pyramid
+    /// (OUT/tiles/LAYER/Z/X/Y.png), OUT/tiles.json and the viewer page OUT/index.html
+    /// (docs: The web viewer).
+    #[command(after_help = crate::tiles_cmd::TILES_EXAMPLES)]
+    Tiles(crate::tiles_cmd::TilesArgs),
+    /// Serve a folder (a `tiles` output) on 127.0.0.1 with HTTP range requests; prints the URL,
+    /// runs until Ctrl-C.
+    #[command(after_help = SERVE_EXAMPLES)]
+    Serve {
+        /// The folder to serve.
+        dir: PathBuf,
+        /// Port (0: any free port).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+    },
     /// Measure MB/s of every height writer, with and without compression, on a synthetic grid
     /// (streamed: the grid is never held), and the peak memory of the run. `--posts 16385`
     /// is a 16384 m planet at 1 m.
@@ -282,6 +297,10 @@ const BENCH_EXAMPLES: &str = "\
 Examples:
   trnbake bench --backends cpu                     # the built-in demo terrain
   trnbake bench --backends cpu --repeat 1 --json";
+
+const SERVE_EXAMPLES: &str = "\
+Examples:
+  trnbake serve demo-web --port 8080 &              # demo-web from `trnbake tiles -o demo-web`";
 
 const BENCH_EXPORT_EXAMPLES: &str = "\
 Examples:
