@@ -8,8 +8,11 @@
 //! The mapping ([`mercator`]): the map's centre at longitude/latitude 0,0, one world metre =
 //! one Mercator metre, world x (east) = easting, world z (north) = northing. Heights are
 //! Terrarium-encoded (height = R·256 + G + B/256 − 32768), resampled bilinearly from the
-//! posts at each pixel's centre, so neighbouring tiles sample one continuous surface and agree
-//! across their edges. Memory is bounded by one band of the bake's rows and one strip of
+//! posts where MapLibre reads a DEM pixel: pixel (i, j) of a 512-px tile is the height at
+//! (i/512, j/512) of the tile, its north-west corner (MapLibre's `getDEMElevation`), and
+//! between those it interpolates bilinearly. So neighbouring tiles sample one continuous
+//! surface and agree across their edges, and a renderer's height is the bake's. Map images
+//! are sampled at pixel centres, as images are drawn. Memory is bounded by one band of the bake's rows and one strip of
 //! tiles per zoom ([`pyramid`]).
 
 pub mod mercator;
@@ -170,6 +173,10 @@ pub struct TilesReport {
 /// Values of one layer's posts resampled at a pixel centre.
 trait Sampler: Send + Sync {
     type P: Encode;
+    /// Where in its pixel a sample lies, in pixels from the north-west corner: 0.5 (the
+    /// centre) for images, 0 for heights (MapLibre reads DEM pixel i of a tile as the height
+    /// at i/512 of the tile, and bilinear between those).
+    const OFFSET: f64 = 0.5;
     /// `u`, `v`: fractional post column and north-first row of the pixel centre.
     fn sample(&self, band: &Band, u: f64, v: f64) -> Self::P;
 }
@@ -194,6 +201,7 @@ fn nearest(band: &Band, u: f64, v: f64) -> Option<(u32, u32)> {
 struct HeightSampler;
 impl Sampler for HeightSampler {
     type P = f32;
+    const OFFSET: f64 = 0.0;
     fn sample(&self, band: &Band, u: f64, v: f64) -> f32 {
         bilinear(band, u, v, 0)
     }
@@ -260,8 +268,9 @@ impl<S: Sampler> AnyJob for Job<S> {
         let v_of = |zz: f64| rows - (zz - grid.z0) / grid.spacing;
         let u_of = |x: f64| (x - grid.x0) / grid.spacing;
         let py0 = f64::from(ty * TILE_PX);
-        let v_top = v_of(pixel_z(z, py0));
-        let v_bottom = v_of(pixel_z(z, py0 + f64::from(TILE_PX - 1)));
+        let off = S::OFFSET - 0.5;
+        let v_top = v_of(pixel_z(z, py0 + off));
+        let v_bottom = v_of(pixel_z(z, py0 + off + f64::from(TILE_PX - 1)));
         let r0 = (v_top.floor() - 1.0).clamp(0.0, rows) as u32;
         let r1 = (v_bottom.ceil() + 1.0).clamp(0.0, rows) as u32;
         self.band.load(r0, r1)?;
@@ -269,9 +278,9 @@ impl<S: Sampler> AnyJob for Job<S> {
         let px0 = f64::from(range[0] * TILE_PX);
         let (band, sampler) = (&self.band, &self.sampler);
         self.strip.par_chunks_mut(w).enumerate().for_each(|(py, line)| {
-            let v = v_of(pixel_z(z, py0 + py as f64));
+            let v = v_of(pixel_z(z, py0 + off + py as f64));
             for (px, p) in line.iter_mut().enumerate() {
-                *p = sampler.sample(band, u_of(pixel_x(z, px0 + px as f64)), v);
+                *p = sampler.sample(band, u_of(pixel_x(z, px0 + off + px as f64)), v);
             }
         });
         self.pyramid.push_top(ty, &self.strip, written)
@@ -465,6 +474,9 @@ fn tiles_json(
             "center": [clon, clat, max_zoom.saturating_sub(3).max(min_zoom)],
             "encoding": l.encoding(),
         });
+        if *l == Layer::Height {
+            tj["sample_position"] = json!("pixel (i, j) of tile (x, y) at zoom z is the height at easting -H + (512 x + i) p, northing H - (512 y + j) p (H = pi * 6378137, p = 2 H / (512 * 2^z)): its north-west corner, where MapLibre reads it; bilinear in between");
+        }
         if *l == Layer::Flora {
             tj["flora_class"] = json!(flora_class);
         }

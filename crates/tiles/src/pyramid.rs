@@ -22,17 +22,11 @@ pub trait Pixel: Copy + Send + Sync + 'static {
 
 impl Pixel for f32 {
     const MISSING: f32 = f32::NAN;
+    /// Heights are samples at the pixels' north-west corners (MapLibre's DEM reading, see
+    /// the crate docs): the parent's corner is its top-left child's, so lower zooms hold the
+    /// max zoom's samples unchanged (the next child where that one is missing).
     fn down(c: [f32; 4], _: bool) -> f32 {
-        let (mut s, mut n) = (0.0f32, 0u32);
-        for v in c.into_iter().filter(|v| !v.is_nan()) {
-            s += v;
-            n += 1;
-        }
-        if n == 0 {
-            f32::NAN
-        } else {
-            s / n as f32
-        }
+        c.into_iter().find(|v| !v.is_nan()).unwrap_or(f32::NAN)
     }
 }
 
@@ -274,7 +268,8 @@ mod tests {
 
     #[test]
     fn downsampling() {
-        assert_eq!(f32::down([1.0, 2.0, f32::NAN, 3.0], false), 2.0);
+        assert_eq!(f32::down([1.0, 2.0, f32::NAN, 3.0], false), 1.0);
+        assert_eq!(f32::down([f32::NAN, 2.0, f32::NAN, 3.0], false), 2.0);
         assert!(f32::down([f32::NAN; 4], false).is_nan());
         assert_eq!(<[u8; 4]>::down([[0; 4], [0, 9, 0, 255], [1, 2, 3, 255], [0; 4]], true), [0, 9, 0, 255]);
         assert_eq!(<[u8; 4]>::down([[100, 0, 0, 255], [0; 4], [0; 4], [200, 0, 0, 255]], false), [150, 0, 0, 128]);

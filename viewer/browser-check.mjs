@@ -1,0 +1,78 @@
+// Drives the viewer page in headless Chromium (playwright-core, the browser at $CHROMIUM or
+// /usr/bin/chromium, WebGL 2 through SwiftShader) and prints what it saw as JSON; the
+// assertions are tests/tiles.rs's. Usage:
+//   node browser-check.mjs URL SCREENSHOT.png POINTS.json
+// POINTS.json: {"points": [[x, z], ...], "click": [x, z]} in world metres.
+import { readFileSync } from "node:fs";
+import { chromium } from "playwright-core";
+
+const [url, shot, pointsFile] = process.argv.slice(2);
+// Never hang a test run: give up after 4 minutes.
+setTimeout(() => { console.error("browser-check: timed out"); process.exit(2); }, 240000).unref();
+const { points, click } = JSON.parse(readFileSync(pointsFile, "utf8"));
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: [
+    "--use-angle=swiftshader",
+    "--enable-unsafe-swiftshader",
+    "--ignore-gpu-blocklist",
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-default-apps",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+  ],
+});
+const out = { consoleErrors: [], failedRequests: [], requests: 0 };
+try {
+  const page = await browser.newPage({ viewport: { width: 1024, height: 700 } });
+  page.on("console", (m) => { if (m.type() === "error") out.consoleErrors.push(m.text()); });
+  page.on("pageerror", (e) => out.consoleErrors.push(String(e)));
+  page.on("request", () => { out.requests += 1; });
+  page.on("requestfailed", (r) => out.failedRequests.push(`${r.url()}: ${r.failure() && r.failure().errorText}`));
+  page.on("response", (r) => { if (r.status() >= 400) out.failedRequests.push(`${r.url()}: HTTP ${r.status()}`); });
+  await page.goto(url, { waitUntil: "load" });
+  await page.evaluate(() => window.viewer.ready);
+  Object.assign(out, await page.evaluate(() => {
+    const m = window.viewer.map;
+    return { terrain: !!m.getTerrain(), maxZoom: m.getMaxZoom() };
+  }));
+  // Terrain elevation at max zoom (the view two zooms and more above the tiles' max zoom).
+  out.elevations = await page.evaluate(async ({ points }) => {
+    const v = window.viewer, m = v.map, zoom = v.meta.layers.height.maxzoom + 3;
+    const res = [];
+    for (const [x, z] of points) {
+      const ll = v.toLngLat([x, z]);
+      const done = new Promise((r) => m.once("idle", r));
+      m.jumpTo({ center: ll, zoom, pitch: 0, bearing: 0 });
+      await done;
+      res.push({ x, z, maplibre: m.queryTerrainElevation(ll) });
+    }
+    return res;
+  }, { points });
+  // A click on the map: the popup's text.
+  const xy = await page.evaluate(async ([x, z]) => {
+    const v = window.viewer, m = v.map;
+    const done = new Promise((r) => m.once("idle", r));
+    m.jumpTo({ center: v.toLngLat([x, z]), zoom: v.meta.layers.height.maxzoom, pitch: 0, bearing: 0 });
+    await done;
+    const p = m.project(v.toLngLat([x, z]));
+    return [p.x, p.y];
+  }, click);
+  await page.mouse.click(xy[0], xy[1]);
+  await page.waitForSelector(".maplibregl-popup-content", { timeout: 20000 });
+  out.popup = await page.innerText(".maplibregl-popup-content");
+  // The picture for the docs: tilted, the whole region in view, the popup kept.
+  await page.evaluate(async () => {
+    const v = window.viewer, m = v.map, h = v.meta.layers.height;
+    const done = new Promise((r) => m.once("idle", r));
+    m.jumpTo({ center: [h.center[0], h.center[1]], zoom: h.maxzoom - 1.3, pitch: 55, bearing: -20 });
+    await done;
+  });
+  await page.screenshot({ path: shot });
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(out));
