@@ -2,74 +2,21 @@
 //! serve` (a folder over HTTP on 127.0.0.1 with range requests, which PMTiles readers need).
 
 use anyhow::{bail, Context, Result};
-use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::app::height_options;
-use crate::cli::{HeightArgs, SurfaceArgs};
+use crate::cli::TilesArgs;
 use crate::parse::{parse_region, positive_metres};
 
-/// Options of `tiles`.
-#[derive(Args, Debug, Clone)]
-pub struct TilesArgs {
-    /// The .trn file (omit for the built-in demo terrain).
-    pub file: Option<PathBuf>,
-    /// Output folder: tiles/, tiles.json, index.html (created if missing).
-    #[arg(long, short, default_value = "tiles-out")]
-    pub output: PathBuf,
-    /// Post spacing of the bake in metres (default: the file's pole spacing, 2 m on planets).
-    #[arg(long, allow_negative_numbers = true)]
-    pub spacing: Option<f64>,
-    /// Region `X0,Z0,X1,Z1` in world metres (default: the whole map).
-    #[arg(long, value_name = "X0,Z0,X1,Z1", allow_hyphen_values = true)]
-    pub region: Option<String>,
-    /// Layers, comma-separated: height (Terrarium), color (the preview), splat (splat
-    /// preview), water, flora (density of --flora-class), shader and flora_id (lossless ids
-    /// for the page's popup). Default: all; a map the terrain does not feed is left out.
-    #[arg(long, value_delimiter = ',')]
-    pub layers: Option<Vec<trnbake_tiles::Layer>>,
-    /// Max zoom (default: the least zoom whose pixels are no wider than the spacing; 16 at 2 m).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=24))]
-    pub max_zoom: Option<u8>,
-    /// Min zoom (default: the greatest zoom at which the map fits in one tile).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=24))]
-    pub min_zoom: Option<u8>,
-    /// The flora class whose density the `flora` layer shows.
-    #[arg(long, default_value = "collidable")]
-    pub flora_class: String,
-    /// Also write one PMTiles archive per layer (OUT/LAYER.pmtiles); open the page with `?pmtiles`.
-    #[arg(long)]
-    pub pmtiles: bool,
-    /// Copy the page's libraries from this node_modules folder (an `npm ci` in viewer/) into
-    /// OUT/lib, so the folder works offline; default: load them from a CDN with SRI.
-    #[arg(long, value_name = "NODE_MODULES")]
-    pub assets: Option<PathBuf>,
-    /// Keep the bake's outputs (OUT/bake) instead of removing them at the end.
-    #[arg(long)]
-    pub keep_bake: bool,
-    #[arg(long, value_enum, default_value_t = trnbake_bake::Backend::Auto)]
-    pub backend: trnbake_bake::Backend,
-    #[command(flatten)]
-    pub height: HeightArgs,
-    #[command(flatten)]
-    pub surface: SurfaceArgs,
-}
-
-pub const TILES_EXAMPLES: &str = "\
-Examples:
-  trnbake tiles ../shared/data/swg/terrain/tatooine.trn -o tatooine-web --region 3000,-5200,3511,-4689 --spacing 1 --backend cpu
-  trnbake tiles -o demo-web --spacing 8 --pmtiles   # the built-in demo terrain
-  trnbake serve demo-web --port 8080 &              # then open http://127.0.0.1:8080/";
-
-pub fn tiles(args: &TilesArgs, term: &std::sync::Arc<crate::report::Terminal>) -> Result<()> {
+/// `height`: the evaluator options of `args.height` (resolved by the caller, `app`).
+pub fn tiles(args: &TilesArgs, height: trnbake_swg::plan::HeightOptions, term: &std::sync::Arc<crate::report::Terminal>) -> Result<()> {
     let mut bake = match &args.file {
         Some(p) => trnbake_bake::BakeRequest::from_file(p, &args.output)?,
         None => trnbake_bake::BakeRequest::demo(&args.output),
     };
     bake.region = args.region.as_deref().map(parse_region).transpose()?;
     bake.spacing = args.spacing.map(|s| positive_metres("--spacing", s)).transpose()?;
-    bake.height = height_options(&args.height, args.file.as_deref());
+    bake.height = height;
     bake.surface = args.surface.options();
     bake.normals = args.surface.normals;
     bake.backend = args.backend;
@@ -120,79 +67,82 @@ pub fn tiles(args: &TilesArgs, term: &std::sync::Arc<crate::report::Terminal>) -
 }
 
 /// `trnbake serve`: files of `dir` on 127.0.0.1:`port` (0: any free port), GET and HEAD with
-/// single byte ranges; runs until interrupted.
+/// single byte ranges (RFC 9110 §14), a thread a connection, one request a connection
+/// (`Connection: close`: no keep-alive state to get wrong); runs until interrupted.
 pub fn serve(dir: &Path, port: u16) -> Result<()> {
     if !dir.is_dir() {
         bail!("{}: no such folder", dir.display());
     }
     let root = std::fs::canonicalize(dir).with_context(|| format!("cannot open {}", dir.display()))?;
-    let server = tiny_http::Server::http(("127.0.0.1", port)).map_err(|e| anyhow::anyhow!("cannot listen on 127.0.0.1:{port}: {e}"))?;
-    let addr = server.server_addr().to_ip().context("no IP address")?;
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+    let addr = listener.local_addr()?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "serving {} at http://{addr}/ (Ctrl-C stops)", dir.display())?;
         out.flush()?;
     }
-    let server = std::sync::Arc::new(server);
-    let workers: Vec<_> = (0..4)
-        .map(|_| {
-            let (server, root) = (server.clone(), root.clone());
-            std::thread::spawn(move || {
-                while let Ok(req) = server.recv() {
-                    // A client that hung up is no error of the server's.
-                    let _ = answer(&root, req);
-                }
-            })
-        })
-        .collect();
-    for w in workers {
-        let _ = w.join();
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        let root = root.clone();
+        std::thread::spawn(move || {
+            // A client that hung up is no error of the server's.
+            let _ = answer(&root, stream);
+        });
     }
     Ok(())
 }
 
-fn header(name: &str, value: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("valid header")
-}
-
-fn answer(root: &Path, req: tiny_http::Request) -> std::io::Result<()> {
-    use tiny_http::{Method, Response};
-    let head = *req.method() == Method::Head;
-    if !(head || *req.method() == Method::Get) {
-        return req.respond(Response::from_string("method not allowed").with_status_code(405));
-    }
-    let url = req.url().split(['?', '#']).next().unwrap_or("/").to_string();
-    let Some(path) = local_path(root, &url) else {
-        return req.respond(Response::from_string("not found").with_status_code(404));
-    };
-    let Ok(mut file) = std::fs::File::open(&path) else {
-        return req.respond(Response::from_string("not found").with_status_code(404));
-    };
-    let len = file.metadata()?.len();
-    let kind = content_type(&path);
-    let range = req.headers().iter().find(|h| h.field.equiv("Range")).map(|h| h.value.as_str().to_string());
-    let (status, start, end) = match range.as_deref().map(|r| parse_range(r, len)) {
-        None => (200, 0, len),
-        Some(Some((a, b))) => (206, a, b),
-        Some(None) => {
-            let r = Response::empty(416).with_header(header("Content-Range", &format!("bytes */{len}")));
-            return req.respond(r);
+fn answer(root: &Path, mut stream: std::net::TcpStream) -> std::io::Result<()> {
+    use std::io::{BufRead, Read, Seek};
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
+    let mut reader = std::io::BufReader::new(stream.try_clone()?);
+    let mut request = String::new();
+    reader.read_line(&mut request)?;
+    let mut range = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line.trim().is_empty() {
+            break;
         }
-    };
-    use std::io::{Read, Seek};
-    file.seek(std::io::SeekFrom::Start(start))?;
-    let body: Box<dyn Read + Send> = if head { Box::new(std::io::empty()) } else { Box::new(file.take(end - start)) };
-    let mut r = Response::new(
-        tiny_http::StatusCode(status),
-        vec![header("Content-Type", kind), header("Accept-Ranges", "bytes")],
-        body,
-        Some((end - start) as usize),
-        None,
-    );
-    if status == 206 {
-        r = r.with_header(header("Content-Range", &format!("bytes {start}-{}/{len}", end - 1)));
+        if let Some((k, v)) = line.split_once(':') {
+            if k.trim().eq_ignore_ascii_case("range") {
+                range = Some(v.trim().to_string());
+            }
+        }
     }
-    req.respond(r)
+    let mut parts = request.split_whitespace();
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or("/"));
+    let reply = |stream: &mut std::net::TcpStream, status: &str, headers: &str, body: &[u8]| -> std::io::Result<()> {
+        write!(stream, "HTTP/1.1 {status}\r\nConnection: close\r\n{headers}Content-Length: {}\r\n\r\n", body.len())?;
+        stream.write_all(body)
+    };
+    let head = method == "HEAD";
+    if !(head || method == "GET") {
+        return reply(&mut stream, "405 Method Not Allowed", "Allow: GET, HEAD\r\n", b"method not allowed\n");
+    }
+    let url = target.split(['?', '#']).next().unwrap_or("/");
+    let Some(mut file) =
+        local_path(root, url).and_then(|p| std::fs::File::open(&p).ok().map(|f| (p, f))).filter(|(_, f)| f.metadata().is_ok_and(|m| m.is_file()))
+    else {
+        return reply(&mut stream, "404 Not Found", "", b"not found\n");
+    };
+    let len = file.1.metadata()?.len();
+    let kind = content_type(&file.0);
+    let (status, start, end) = match range.as_deref().map(|r| parse_range(r, len)) {
+        None => ("200 OK", 0, len),
+        Some(Some((a, b))) => ("206 Partial Content", a, b),
+        Some(None) => return reply(&mut stream, "416 Range Not Satisfiable", &format!("Content-Range: bytes */{len}\r\n"), b""),
+    };
+    let mut headers = format!("Content-Type: {kind}\r\nAccept-Ranges: bytes\r\n");
+    if status.starts_with("206") {
+        headers.push_str(&format!("Content-Range: bytes {start}-{}/{len}\r\n", end - 1));
+    }
+    write!(stream, "HTTP/1.1 {status}\r\nConnection: close\r\n{headers}Content-Length: {}\r\n\r\n", end - start)?;
+    if !head {
+        file.1.seek(std::io::SeekFrom::Start(start))?;
+        std::io::copy(&mut (&mut file.1).take(end - start), &mut stream)?;
+    }
+    stream.flush()
 }
 
 /// The file under `root` a URL path names (`/` → index.html); `None` for anything that

@@ -2,13 +2,13 @@
 // /usr/bin/chromium, WebGL 2 through SwiftShader) and prints what it saw as JSON; the
 // assertions are tests/tiles.rs's. Usage:
 //   node browser-check.mjs URL SCREENSHOT.png POINTS.json
-// POINTS.json: {"points": [[x, z], ...], "click": [x, z]} in world metres.
+// POINTS.json: {"points": [[x, z], ...], "click": [x, z] or null} in world metres.
 import { readFileSync } from "node:fs";
 import { chromium } from "playwright-core";
 
 const [url, shot, pointsFile] = process.argv.slice(2);
-// Never hang a test run: give up after 4 minutes.
-setTimeout(() => { console.error("browser-check: timed out"); process.exit(2); }, 240000).unref();
+// Never hang a test run: give up after 9 minutes.
+setTimeout(() => { console.error("browser-check: timed out"); process.exit(2); }, 540000).unref();
 const { points, click } = JSON.parse(readFileSync(pointsFile, "utf8"));
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
@@ -27,14 +27,30 @@ const browser = await chromium.launch({
 });
 const out = { consoleErrors: [], failedRequests: [], requests: 0 };
 try {
-  const page = await browser.newPage({ viewport: { width: 1024, height: 700 } });
+  const page = await browser.newPage({ viewport: { width: 800, height: 500 } });
   page.on("console", (m) => { if (m.type() === "error") out.consoleErrors.push(m.text()); });
   page.on("pageerror", (e) => out.consoleErrors.push(String(e)));
   page.on("request", () => { out.requests += 1; });
   page.on("requestfailed", (r) => out.failedRequests.push(`${r.url()}: ${r.failure() && r.failure().errorText}`));
   page.on("response", (r) => { if (r.status() >= 400) out.failedRequests.push(`${r.url()}: HTTP ${r.status()}`); });
   await page.goto(url, { waitUntil: "load" });
-  await page.evaluate(() => window.viewer.ready);
+  await page.evaluate(() => Promise.race([window.viewer.ready, new Promise((_, no) => setTimeout(() => no(new Error("viewer.ready did not resolve in 180 s")), 180000))]));
+  // In the page: move the camera, then wait until every tile is in and the map has drawn
+  // (polled: an "idle" event may have passed already). At most 120 s a move.
+  await page.evaluate(() => {
+    window.__settle = async (camera) => {
+      const m = window.viewer.map;
+      m.jumpTo(camera);
+      m.triggerRepaint();
+      const t0 = performance.now();
+      await new Promise((r) => setTimeout(r, 100));
+      while (!(m.loaded() && m.areTilesLoaded() && !m.isMoving())) {
+        if (performance.now() - t0 > 120000) throw new Error("the map did not settle in 120 s");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    };
+  });
   Object.assign(out, await page.evaluate(() => {
     const m = window.viewer.map;
     return { terrain: !!m.getTerrain(), maxZoom: m.getMaxZoom() };
@@ -45,19 +61,16 @@ try {
     const res = [];
     for (const [x, z] of points) {
       const ll = v.toLngLat([x, z]);
-      const done = new Promise((r) => m.once("idle", r));
-      m.jumpTo({ center: ll, zoom, pitch: 0, bearing: 0 });
-      await done;
+      await window.__settle({ center: ll, zoom, pitch: 0, bearing: 0 });
       res.push({ x, z, maplibre: m.queryTerrainElevation(ll) });
     }
     return res;
   }, { points });
+  if (click) {
   // A click on the map: the popup's text.
   const xy = await page.evaluate(async ([x, z]) => {
     const v = window.viewer, m = v.map;
-    const done = new Promise((r) => m.once("idle", r));
-    m.jumpTo({ center: v.toLngLat([x, z]), zoom: v.meta.layers.height.maxzoom, pitch: 0, bearing: 0 });
-    await done;
+    await window.__settle({ center: v.toLngLat([x, z]), zoom: v.meta.layers.height.maxzoom, pitch: 0, bearing: 0 });
     const p = m.project(v.toLngLat([x, z]));
     return [p.x, p.y];
   }, click);
@@ -67,11 +80,10 @@ try {
   // The picture for the docs: tilted, the whole region in view, the popup kept.
   await page.evaluate(async () => {
     const v = window.viewer, m = v.map, h = v.meta.layers.height;
-    const done = new Promise((r) => m.once("idle", r));
-    m.jumpTo({ center: [h.center[0], h.center[1]], zoom: h.maxzoom - 1.3, pitch: 55, bearing: -20 });
-    await done;
+    await window.__settle({ center: [h.center[0], h.center[1]], zoom: h.maxzoom - 1.3, pitch: 55, bearing: -20 });
   });
   await page.screenshot({ path: shot });
+  }
 } finally {
   await browser.close();
 }
