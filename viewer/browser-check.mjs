@@ -31,7 +31,12 @@ try {
   page.on("console", (m) => { if (m.type() === "error") out.consoleErrors.push(m.text()); });
   page.on("pageerror", (e) => out.consoleErrors.push(String(e)));
   page.on("request", () => { out.requests += 1; });
-  page.on("requestfailed", (r) => out.failedRequests.push(`${r.url()}: ${r.failure() && r.failure().errorText}`));
+  // A request the page cancelled (MapLibre aborts the tiles a camera jump made needless) is
+  // no failure; any other is.
+  page.on("requestfailed", (r) => {
+    const why = r.failure() && r.failure().errorText;
+    if (why !== "net::ERR_ABORTED") out.failedRequests.push(`${r.url()}: ${why}`);
+  });
   page.on("response", (r) => { if (r.status() >= 400) out.failedRequests.push(`${r.url()}: HTTP ${r.status()}`); });
   await page.goto(url, { waitUntil: "load" });
   await page.evaluate(() => Promise.race([window.viewer.ready, new Promise((_, no) => setTimeout(() => no(new Error("viewer.ready did not resolve in 180 s")), 180000))]));
