@@ -544,3 +544,75 @@ fn write_pmtiles(out: &Path, layer: Layer, ranges: &[[u32; 4]], min_zoom: u8, me
     file.commit(true).map_err(|e| Error::io(&path, e))?;
     Ok(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Decoded RGBA pixels of a PNG tile.
+    fn pixels(path: &Path) -> Vec<u8> {
+        let mut r = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap())).read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size().unwrap()];
+        let info = r.next_frame(&mut buf).unwrap();
+        buf.truncate(info.buffer_size());
+        buf
+    }
+
+    #[test]
+    fn demo_tiles_hold_the_bilinear_heights_where_maplibre_reads_them() {
+        let out = std::env::temp_dir().join(format!("trnbake-tiles-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let mut bake = BakeRequest::demo(&out);
+        bake.spacing = Some(32.0);
+        bake.backend = trnbake_bake::Backend::Cpu;
+        let heights = trnbake_swg::eval::HeightEvaluator::new(&bake.terrain, &bake.height).unwrap();
+        let r = run(TilesRequest {
+            bake,
+            out: out.clone(),
+            layers: vec![Layer::Height, Layer::Color, Layer::Shader],
+            max_zoom: None,
+            min_zoom: None,
+            flora_class: "collidable".into(),
+            pmtiles: true,
+            assets: viewer::Assets::Cdn,
+            keep_bake: false,
+        })
+        .unwrap();
+        assert_eq!(r.max_zoom, mercator::max_zoom_for(32.0));
+        assert!(r.tiles > 0 && r.pmtiles.len() == 3 && r.pmtiles.iter().all(|p| p.is_file()));
+        let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("tiles.json")).unwrap()).unwrap();
+        assert_eq!(meta["layers"]["height"]["encoding"], "terrarium");
+        assert!(std::fs::read_to_string(out.join("index.html")).unwrap().contains("integrity=\"sha384-"));
+        // Every pixel of a max-zoom tile inside the map: the bilinear of the four posts
+        // around its north-west corner, to the Terrarium step.
+        let g = r.grid;
+        let z = r.max_zoom;
+        let p = mercator::pixel_metres(z);
+        let [x0, y0, x1, y1] = tile_range(z, g.x0, g.z0, g.x0 + f64::from(g.cols - 1) * g.spacing, g.z0 + f64::from(g.rows - 1) * g.spacing);
+        let post = |c: u32, row: u32| f64::from(heights.height_at((g.x0 + f64::from(c) * g.spacing) as f32, (g.z0 + f64::from(row) * g.spacing) as f32));
+        let mut checked = 0;
+        for (tx, ty) in [(x0, y0), (x1, y1), ((x0 + x1) / 2, (y0 + y1) / 2)] {
+            let px = pixels(&out.join(format!("tiles/height/{z}/{tx}/{ty}.png")));
+            for j in (0..512).step_by(13) {
+                for i in (0..512).step_by(11) {
+                    let x = -mercator::HALF_WORLD + f64::from(tx * 512 + i) * p;
+                    let zz = mercator::HALF_WORLD - f64::from(ty * 512 + j) * p;
+                    let (u, v) = ((x - g.x0) / g.spacing, (zz - g.z0) / g.spacing);
+                    if u < 0.0 || v < 0.0 || u >= f64::from(g.cols - 1) || v >= f64::from(g.rows - 1) {
+                        continue;
+                    }
+                    let (c, row) = (u.floor() as u32, v.floor() as u32);
+                    let (fu, fv) = (u - f64::from(c), v - f64::from(row));
+                    let want =
+                        (post(c, row) * (1.0 - fu) + post(c + 1, row) * fu) * (1.0 - fv) + (post(c, row + 1) * (1.0 - fu) + post(c + 1, row + 1) * fu) * fv;
+                    let k = ((j * 512 + i) * 3) as usize;
+                    let got = mercator::terrarium_decode([px[k], px[k + 1], px[k + 2]]);
+                    assert!((got - want).abs() <= 0.5 / 256.0 + 1e-3, "tile {z}/{tx}/{ty} pixel {i},{j}: {got} m, the posts give {want} m");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 200, "{checked} pixels checked");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}
