@@ -210,6 +210,7 @@ fn tiles_decode_to_the_evaluators_heights_and_show_in_a_browser() {
     browser_checks(&out, zmax, &meta, &mut heights, false);
     // The same page reading the PMTiles archives through range requests.
     browser_checks(&out, zmax, &meta, &mut heights, true);
+    std::fs::remove_dir_all(&out).unwrap();
 }
 
 fn browser_checks(out: &Path, zmax: u8, meta: &serde_json::Value, heights: &mut Tiles, pmtiles: bool) {
