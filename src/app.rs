@@ -82,6 +82,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Convert(args) => convert(&args, &term),
         Command::Scs(cmd) => crate::scs_cmd::run(cmd, cli.quiet),
         Command::Nwn2(args) => crate::nwn2_cmd::run(&args, cli.quiet),
+        Command::Tiles(args) => crate::tiles_cmd::tiles(&args, height_options(&args.height, args.file.as_deref()), &term),
+        Command::Serve { dir, port } => crate::tiles_cmd::serve(&dir, port),
         Command::BenchExport { posts, dir, format, json } => bench_export(posts, dir, format.as_deref(), json),
     }
 }

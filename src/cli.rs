@@ -199,6 +199,21 @@ pub enum Command {
         #[command(flatten)]
         surface: SurfaceArgs,
     },
+    /// Web map tiles of a bake: Terrarium heights and map layers as a Web Mercator XYZ pyramid
+    /// (OUT/tiles/LAYER/Z/X/Y.png), OUT/tiles.json and the viewer page OUT/index.html
+    /// (docs: The web viewer).
+    #[command(after_help = TILES_EXAMPLES)]
+    Tiles(TilesArgs),
+    /// Serve a folder (a `tiles` output) on 127.0.0.1 with HTTP range requests; prints the URL,
+    /// runs until Ctrl-C.
+    #[command(after_help = SERVE_EXAMPLES)]
+    Serve {
+        /// The folder to serve.
+        dir: PathBuf,
+        /// Port (0: any free port).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+    },
     /// Measure MB/s of every height writer, with and without compression, on a synthetic grid
     /// (streamed: the grid is never held), and the peak memory of the run. `--posts 16385`
     /// is a 16384 m planet at 1 m.
@@ -283,6 +298,10 @@ Examples:
   trnbake bench --backends cpu                     # the built-in demo terrain
   trnbake bench --backends cpu --repeat 1 --json";
 
+const SERVE_EXAMPLES: &str = "\
+Examples:
+  trnbake serve demo-web --port 0 & sleep 2; kill $!   # demo-web from `trnbake tiles -o demo-web`; open the printed URL";
+
 const BENCH_EXPORT_EXAMPLES: &str = "\
 Examples:
   trnbake bench-export --posts 1025 --format tif,png";
@@ -352,6 +371,57 @@ pub enum RowOrderArg {
     North,
     South,
 }
+
+/// Options of `tiles`.
+#[derive(Args, Debug, Clone)]
+pub struct TilesArgs {
+    /// The .trn file (omit for the built-in demo terrain).
+    pub file: Option<PathBuf>,
+    /// Output folder: tiles/, tiles.json, index.html (created if missing).
+    #[arg(long, short, default_value = "tiles-out")]
+    pub output: PathBuf,
+    /// Post spacing of the bake in metres (default: the file's pole spacing, 2 m on planets).
+    #[arg(long, allow_negative_numbers = true)]
+    pub spacing: Option<f64>,
+    /// Region `X0,Z0,X1,Z1` in world metres (default: the whole map).
+    #[arg(long, value_name = "X0,Z0,X1,Z1", allow_hyphen_values = true)]
+    pub region: Option<String>,
+    /// Layers, comma-separated: height (Terrarium), color (the preview), splat (splat
+    /// preview), water, flora (density of --flora-class), shader and flora_id (lossless ids
+    /// for the page's popup). Default: all; a map the terrain does not feed is left out.
+    #[arg(long, value_delimiter = ',')]
+    pub layers: Option<Vec<trnbake_tiles::Layer>>,
+    /// Max zoom (default: the least zoom whose pixels are no wider than the spacing; 16 at 2 m).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=24))]
+    pub max_zoom: Option<u8>,
+    /// Min zoom (default: the greatest zoom at which the map fits in one tile).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=24))]
+    pub min_zoom: Option<u8>,
+    /// The flora class whose density the `flora` layer shows.
+    #[arg(long, default_value = "collidable")]
+    pub flora_class: String,
+    /// Also write one PMTiles archive per layer (OUT/LAYER.pmtiles); open the page with `?pmtiles`.
+    #[arg(long)]
+    pub pmtiles: bool,
+    /// Copy the page's libraries from this node_modules folder (an `npm ci` in viewer/) into
+    /// OUT/lib, so the folder works offline; default: load them from a CDN with SRI.
+    #[arg(long, value_name = "NODE_MODULES")]
+    pub assets: Option<PathBuf>,
+    /// Keep the bake's outputs (OUT/bake) instead of removing them at the end.
+    #[arg(long)]
+    pub keep_bake: bool,
+    #[arg(long, value_enum, default_value_t = trnbake_bake::Backend::Auto)]
+    pub backend: trnbake_bake::Backend,
+    #[command(flatten)]
+    pub height: HeightArgs,
+    #[command(flatten)]
+    pub surface: SurfaceArgs,
+}
+
+const TILES_EXAMPLES: &str = "\
+Examples:
+  trnbake tiles ../shared/data/swg/terrain/tatooine.trn -o tatooine-web --region 3000,-5200,3511,-4689 --spacing 1 --backend cpu
+  trnbake tiles -o demo-web --spacing 8 --pmtiles   # the built-in demo terrain; `trnbake serve demo-web` shows it";
 
 /// Options of `bake`.
 #[derive(Args, Debug, Clone)]

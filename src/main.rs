@@ -8,6 +8,7 @@ mod nwn2_cmd;
 mod parse;
 mod report;
 mod scs_cmd;
+mod tiles_cmd;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -146,6 +146,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("trnbake-nwn2", &["trnbake-swg", "trnbake-raster"]),
     ("trnbake-scs", &["trnbake-swg", "trnbake-raster"]),
     ("trnbake-bake", &["trnbake-swg", "trnbake-raster", "trnbake-gpu"]),
+    // Web map tiles of a bake: runs the bake pipeline, reads its files back.
+    ("trnbake-tiles", &["trnbake-swg", "trnbake-raster", "trnbake-bake"]),
     // The C API for server emulators: heights only, so the same lean tree as trnbake-swg.
     ("trnbake-capi", &["trnbake-swg"]),
 ];
