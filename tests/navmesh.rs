@@ -1,0 +1,190 @@
+//! `trnbake-navmesh` on a real planet (issue #40): a 1 km region of naboo with lakes is built
+//! at the default settings, the set is loaded back through Detour (the library's own FFI), and
+//! - every tile of the set loads;
+//! - at random dry points the navmesh height (nearest polygon + `getPolyHeight`) is within
+//!   0.5 m of the exact `height_at` for ≥ 99 % of them and within 2 m for all;
+//! - straight paths between random dry pairs that Detour connects stay within 1 m of the
+//!   ground at their corners and never cross water deeper than `water_depth` (sampled along
+//!   every segment);
+//! - a rerun resumes every tile and writes the same set; a damaged checkpoint is rebuilt.
+
+mod common;
+
+use std::path::Path;
+
+use trnbake_navmesh::{build_navmesh, Navmesh, NavmeshRequest, NavmeshSettings};
+use trnbake_swg::eval::HeightEvaluator;
+use trnbake_swg::report::NullReporter;
+use trnbake_swg::water::WaterTables;
+
+/// 1,024 m of naboo with lakes (about a tenth of it deep water) and dry land (8 × 8 tiles of 128 m).
+const REGION: [f64; 4] = [2816.0, -6400.0, 3840.0, -5376.0];
+
+/// Deterministic pseudo-random numbers (64-bit LCG, high bits) in [0, 1).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> f32 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+struct Fixture {
+    heights: HeightEvaluator,
+    water: WaterTables,
+}
+
+fn fixture() -> Option<Fixture> {
+    let t = common::planet("naboo")?;
+    let heights = HeightEvaluator::new(&t, &common::real_options()).unwrap();
+    Some(Fixture { heights, water: WaterTables::new(&t) })
+}
+
+fn build(f: &Fixture, out: &Path) -> trnbake_navmesh::NavmeshReport {
+    let req = NavmeshRequest {
+        heights: &f.heights,
+        water: &f.water,
+        settings: NavmeshSettings::default(),
+        region: Some(REGION),
+        out_dir: out.to_path_buf(),
+        source_id: "naboo".into(),
+        obj: false,
+        reporter: &NullReporter,
+    };
+    build_navmesh(&req).unwrap()
+}
+
+fn depth(f: &Fixture, x: f32, z: f32) -> f32 {
+    let g = f.heights.height_at(x, z);
+    f.water.height_at(x, z).map_or(f32::NEG_INFINITY, |w| w - g)
+}
+
+/// A random point of the region (kept 20 m inside its edge) that is dry.
+fn dry_point(f: &Fixture, rng: &mut Lcg) -> (f32, f32) {
+    loop {
+        let x = REGION[0] as f32 + 20.0 + rng.next() * (REGION[2] - REGION[0] - 40.0) as f32;
+        let z = REGION[1] as f32 + 20.0 + rng.next() * (REGION[3] - REGION[1] - 40.0) as f32;
+        if depth(f, x, z) <= 0.0 {
+            return (x, z);
+        }
+    }
+}
+
+#[test]
+fn a_navmesh_of_a_real_region_loads_in_detour_and_follows_the_ground() {
+    let Some(f) = fixture() else { return };
+    let out = common::tmp("navmesh_region");
+    let report = build(&f, &out);
+    let settings = NavmeshSettings::default();
+    assert_eq!((report.tiles_x, report.tiles_z), (8, 8));
+    assert!(report.polys_ground > 0 && report.tiles_with_polys > 32, "{report:?}");
+
+    // Every tile of the set loads into Detour.
+    let set = trnbake_navmesh::set::read_set(&out.join("navmesh.bin")).unwrap();
+    let n = set.tiles.len();
+    assert_eq!(n, report.tiles_with_polys);
+    let mut nav = Navmesh::from_set(set).unwrap();
+    assert_eq!(nav.tiles, n);
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("navmesh.json")).unwrap()).unwrap();
+    assert_eq!(json["report"]["polys"].as_u64(), Some(report.polys));
+
+    // Heights at random dry points.
+    let mut rng = Lcg(40);
+    let (mut within, mut total, mut worst) = (0, 0, 0.0f32);
+    let mut uncovered = 0;
+    let mut signed = 0.0f64;
+    for _ in 0..2000 {
+        let (x, z) = dry_point(&f, &mut rng);
+        let g = f.heights.height_at(x, z);
+        match nav.height_at(x, g, z, 3.0).unwrap() {
+            Some(h) => {
+                total += 1;
+                within += usize::from((h - g).abs() <= 0.5);
+                worst = worst.max((h - g).abs());
+                signed += f64::from(h - g);
+            }
+            None => uncovered += 1,
+        }
+    }
+    eprintln!(
+        "heights: {within}/{total} within 0.5 m, worst {worst:.3} m, mean signed {:.3} m, {uncovered} dry points off the mesh (steep, or near deep water)",
+        signed / total as f64
+    );
+    assert!(total >= 1500, "most dry points are on the mesh: {total} of 2000");
+    assert!(within as f64 >= 0.99 * total as f64, "{within} of {total} within 0.5 m");
+    assert!(worst <= 2.0, "worst {worst} m");
+
+    // Straight paths between random dry pairs, on dry feet.
+    nav.set_flags(trnbake_navmesh::settings::FLAG_WALK, 0);
+    let ext = [2.0, 4.0, 2.0];
+    let (mut connected, mut corners, mut samples) = (0, 0, 0);
+    for _ in 0..100 {
+        let (ax, az) = dry_point(&f, &mut rng);
+        let (bx, bz) = dry_point(&f, &mut rng);
+        let a = [ax, f.heights.height_at(ax, az), az];
+        let b = [bx, f.heights.height_at(bx, bz), bz];
+        let Some(path) = nav.straight_path(a, b, ext).unwrap() else { continue };
+        connected += 1;
+        for p in &path {
+            let g = f.heights.height_at(p[0], p[2]);
+            assert!((p[1] - g).abs() <= 1.0, "path corner {p:?} is {} m off the ground {g}", p[1] - g);
+            corners += 1;
+        }
+        for w in path.windows(2) {
+            let len = ((w[1][0] - w[0][0]).powi(2) + (w[1][2] - w[0][2]).powi(2)).sqrt();
+            let steps = (len / 0.25).ceil().max(1.0) as usize;
+            for k in 0..=steps {
+                let t = k as f32 / steps as f32;
+                let (x, z) = (w[0][0] + t * (w[1][0] - w[0][0]), w[0][2] + t * (w[1][2] - w[0][2]));
+                let d = depth(&f, x, z);
+                assert!(d <= settings.water_depth, "the path {:?} → {:?} crosses water {d} m deep at {x},{z}", w[0], w[1]);
+                samples += 1;
+            }
+        }
+    }
+    eprintln!("paths: {connected} of 100 connected, {corners} corners, {samples} samples along them");
+    assert!(connected >= 50, "most dry pairs connect: {connected} of 100");
+}
+
+#[test]
+fn a_rerun_resumes_every_tile_and_a_damaged_checkpoint_is_rebuilt() {
+    let Some(f) = fixture() else { return };
+    let out = common::tmp("navmesh_resume");
+    let first = build(&f, &out);
+    let bin = std::fs::read(out.join("navmesh.bin")).unwrap();
+    let again = build(&f, &out);
+    assert_eq!(again.tiles_resumed, 64);
+    assert_eq!(again.tiles_built, 0);
+    assert_eq!(std::fs::read(out.join("navmesh.bin")).unwrap(), bin, "a resume writes the same set");
+
+    // Flip one byte of a tile's data: the checkpoint fails its check and is rebuilt.
+    let work = out.join(trnbake_navmesh::job::WORK_DIR);
+    let tile = (0..8)
+        .flat_map(|y| (0..8).map(move |x| (x, y)))
+        .map(|(x, y)| work.join(format!("tile_{x}_{y}.bin")))
+        .find(|p| std::fs::metadata(p).unwrap().len() > 100)
+        .unwrap();
+    let mut bytes = std::fs::read(&tile).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&tile, &bytes).unwrap();
+    let third = build(&f, &out);
+    assert_eq!((third.tiles_resumed, third.tiles_built), (63, 1));
+    assert_eq!(std::fs::read(out.join("navmesh.bin")).unwrap(), bin, "the rebuilt tile is the same");
+    assert_eq!(first.polys, third.polys);
+
+    // Other settings in the same folder are refused, naming the folder.
+    let req = NavmeshRequest {
+        heights: &f.heights,
+        water: &f.water,
+        settings: NavmeshSettings { agent_radius: 0.6, ..Default::default() },
+        region: Some(REGION),
+        out_dir: out.clone(),
+        source_id: "naboo".into(),
+        obj: false,
+        reporter: &NullReporter,
+    };
+    let e = build_navmesh(&req).unwrap_err().to_string();
+    assert!(e.contains("other settings") && e.contains("navmesh_resume"), "{e}");
+}
