@@ -77,6 +77,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Convert(args) => convert(&args, &term),
         Command::Scs(cmd) => crate::scs_cmd::run(cmd, cli.quiet),
         Command::Nwn2(args) => crate::nwn2_cmd::run(&args, cli.quiet),
+        Command::Navmesh(args) => crate::navmesh_cmd::run(&args, &term),
         Command::BenchExport { posts, dir, format, json } => bench_export(posts, dir, format.as_deref(), json),
     }
 }

@@ -188,3 +188,38 @@ fn a_rerun_resumes_every_tile_and_a_damaged_checkpoint_is_rebuilt() {
     let e = build_navmesh(&req).unwrap_err().to_string();
     assert!(e.contains("other settings") && e.contains("navmesh_resume"), "{e}");
 }
+
+#[test]
+fn the_command_line_builds_a_set_and_prints_a_path_through_it() {
+    let Some(file) = common::real_file("terrain/naboo.trn") else { return };
+    let out = common::tmp("navmesh_cli");
+    // 256 m of the region above: 2 × 2 tiles, with the input mesh as OBJ.
+    let o = common::run_ok(common::trnbake().args(["navmesh"]).arg(&file).arg("-o").arg(&out).args(["--region", "3328,-5888,3584,-5632", "--obj"]));
+    assert!(common::output_text(&o).contains("2x2 tiles"), "{}", common::output_text(&o));
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("navmesh.json")).unwrap()).unwrap();
+    assert_eq!(json["settings"]["cell_height"].as_f64(), Some(0.1), "f32 settings written as typed");
+    assert_eq!(json["areas"]["shallow_water"].as_u64(), Some(u64::from(trnbake_navmesh::settings::AREA_SHALLOW_WATER)));
+    let obj = std::fs::read_to_string(out.join("navmesh-input.obj")).unwrap();
+    assert!(obj.lines().filter(|l| l.starts_with("f ")).count() > 2 * 256 * 256, "two triangles a lattice cell");
+
+    // A path between two dry points: corners x,y,z from near the start to near the end.
+    let heights = fixture().unwrap().heights;
+    let (a, b) = ((3360.0f32, -5860.0f32), (3560.0f32, -5650.0f32));
+    let o = common::run_ok(
+        common::trnbake().args(["navmesh", "path"]).arg(out.join("navmesh.bin")).args([&format!("{},{}", a.0, a.1), &format!("{},{}", b.0, b.1)]),
+    );
+    let corners: Vec<Vec<f32>> = common::text(&o.stdout).lines().map(|l| l.split(',').map(|v| v.parse().unwrap()).collect()).collect();
+    assert!(corners.len() >= 2, "{corners:?}");
+    let (first, last) = (&corners[0], &corners[corners.len() - 1]);
+    assert!((first[0] - a.0).abs() < 2.5 && (first[2] - a.1).abs() < 2.5, "{first:?}");
+    assert!((last[0] - b.0).abs() < 2.5 && (last[2] - b.1).abs() < 2.5, "{last:?}");
+    for c in &corners {
+        assert!((c[1] - heights.height_at(c[0], c[2])).abs() <= 1.0, "{c:?}");
+    }
+
+    // Off the map, and a file that is not a set: clear errors naming what is wrong.
+    let o = common::trnbake().args(["navmesh"]).arg(&file).arg("-o").arg(&out).args(["--region", "7000,7000,9000,9000"]).output().unwrap();
+    assert!(!o.status.success() && common::output_text(&o).contains("off the map"), "{}", common::output_text(&o));
+    let o = common::trnbake().args(["navmesh", "path"]).arg(out.join("navmesh.json")).args(["0,0", "1,1"]).output().unwrap();
+    assert!(!o.status.success() && common::output_text(&o).contains("navmesh.json: not a navmesh set"), "{}", common::output_text(&o));
+}

@@ -228,6 +228,8 @@ pub fn build_navmesh(req: &NavmeshRequest) -> Result<NavmeshReport, NavmeshError
         "flags": { "walk": FLAG_WALK, "shallow_water": FLAG_SHALLOW_WATER },
         "report": report,
     });
+    let mut json = json;
+    tidy_floats(&mut json);
     let jpath = req.out_dir.join("navmesh.json");
     let text = serde_json::to_string_pretty(&json).expect("plain data") + "\n";
     write_atomic(&jpath, text.as_bytes()).map_err(|e| NavmeshError::io(&jpath, e))?;
@@ -236,6 +238,22 @@ pub fn build_navmesh(req: &NavmeshRequest) -> Result<NavmeshReport, NavmeshError
         write_obj(req, &layout, region)?;
     }
     Ok(report)
+}
+
+/// Numbers that came from `f32`s written as their shortest `f32` text (0.1, not
+/// 0.10000000149011612): every float of the summary is an `f32` widened to `f64`.
+fn tidy_floats(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().expect("f64") as f32;
+            if let Some(t) = f.to_string().parse::<f64>().ok().and_then(serde_json::Number::from_f64) {
+                *n = t;
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(tidy_floats),
+        serde_json::Value::Object(o) => o.values_mut().for_each(tidy_floats),
+        _ => {}
+    }
 }
 
 /// `navmesh-input.obj`: the lattice triangles over the region (what Recast rasterizes), with
