@@ -71,7 +71,6 @@ pub struct TileGeometry {
 /// The heights and areas of the lattice posts covering `[x0, z0, x1, z1]`.
 pub fn tile_geometry(heights: &HeightEvaluator, water: &WaterTables, settings: &NavmeshSettings, layout: &TileLayout, area: [f32; 4]) -> TileGeometry {
     let g = &layout.lattice;
-    let sp = g.spacing as f32;
     let col = |x: f32| ((f64::from(x) - g.x0) / g.spacing).floor().max(0.0) as u32;
     let row = |z: f32| ((f64::from(z) - g.z0) / g.spacing).floor().max(0.0) as u32;
     let (c0, r0) = (col(area[0]), row(area[1]));
@@ -119,7 +118,7 @@ pub fn tile_geometry(heights: &HeightEvaluator, water: &WaterTables, settings: &
                 let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
                 let steep = !(n[1] > cos_slope * len);
                 let area = if steep || t.iter().any(|&i| deep[i as usize]) {
-                    rc::RC_NULL_AREA as u8
+                    rc::RC_NULL_AREA
                 } else if t.iter().any(|&i| wet[i as usize]) {
                     AREA_SHALLOW_WATER
                 } else {
@@ -129,7 +128,6 @@ pub fn tile_geometry(heights: &HeightEvaluator, water: &WaterTables, settings: &
             }
         }
     }
-    let _ = sp;
     TileGeometry { verts, tris, areas, y_range }
 }
 
@@ -193,7 +191,7 @@ pub fn build_tile(
     // The geometry reaches one lattice cell past the border so every border cell is covered.
     let sp = settings.source_spacing;
     let geo = tile_geometry(heights, water, settings, layout, [tb[0] - bm - sp, tb[1] - bm - sp, tb[2] + bm + sp, tb[3] + bm + sp]);
-    if geo.areas.iter().all(|&a| a == rc::RC_NULL_AREA as u8) {
+    if geo.areas.iter().all(|&a| a == rc::RC_NULL_AREA) {
         return Ok(BuiltTile::default());
     }
     let size = settings.tile_size as i32 + 2 * border;
