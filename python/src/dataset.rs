@@ -439,8 +439,7 @@ fn _window<'py>(
     }
     let out = py.detach(|| -> PyResult<_> {
         let surface_free = ["height", "water_height", "water_mask"];
-        let surface =
-            if arrays.iter().any(|a| !surface_free.contains(&a.as_str())) { Some(terrain.surface(&trnbake_swg::report::NullReporter)?) } else { None };
+        let surface = if arrays.iter().any(|a| !surface_free.contains(&a.as_str())) { Some(terrain.surface(&trnbake_swg::report::NullReporter)?) } else { None };
         let water = arrays.iter().any(|a| a.starts_with("water_")).then(|| WaterTables::new(&terrain.model));
         let inp = WindowInputs {
             terrain: &terrain.model,
