@@ -95,9 +95,10 @@ pub struct NavmeshBuildArgs {
     /// Detail mesh max height error, m [0.1].
     #[arg(long)]
     pub detail_max_error: Option<f32>,
-    /// Metres the finished mesh is lowered by to sit on the ground [0.15].
+    /// Keep Recast's vertex heights (by default the vertices are moved onto the ground: Recast's
+    /// sit 1.5 cell heights above it, more on slopes).
     #[arg(long)]
-    pub height_correction: Option<f32>,
+    pub no_snap: bool,
     /// Also write OUT/navmesh-input.obj, the triangles fed to Recast over the region (for
     /// RecastDemo; use a small --region).
     #[arg(long)]
@@ -119,7 +120,7 @@ impl NavmeshBuildArgs {
             water_depth: self.water_depth.unwrap_or(d.water_depth),
             detail_sample_dist: self.detail_sample_dist.unwrap_or(d.detail_sample_dist),
             detail_sample_max_error: self.detail_max_error.unwrap_or(d.detail_sample_max_error),
-            height_correction: self.height_correction.unwrap_or(d.height_correction),
+            snap_to_ground: !self.no_snap,
             ..d
         }
     }

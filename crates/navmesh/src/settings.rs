@@ -56,11 +56,12 @@ pub struct NavmeshSettings {
     pub detail_sample_dist: f32,
     /// Largest height error of the detail mesh against the heightfield, m.
     pub detail_sample_max_error: f32,
-    /// Metres the finished tile's polygons and detail mesh are lowered by: Recast's detail mesh
-    /// sits about 1.5 cell heights above the ground (span tops are rounded up, half a cell on
-    /// average, and `rcBuildPolyMeshDetail` adds one cell height), measured 1.75 cell heights
-    /// on naboo. 0 keeps Recast's heights.
-    pub height_correction: f32,
+    /// Move the finished tile's polygon and detail vertices onto the ground (the source
+    /// lattice's surface): Recast's detail mesh sits about 1.5 cell heights above flat ground
+    /// (span tops are rounded up, half a cell on average, and `rcBuildPolyMeshDetail` adds one
+    /// cell height) and higher on slopes (a span's top is the highest terrain in its cell).
+    /// Off keeps Recast's heights.
+    pub snap_to_ground: bool,
 }
 
 impl Default for NavmeshSettings {
@@ -82,7 +83,7 @@ impl Default for NavmeshSettings {
             verts_per_poly: 6,
             detail_sample_dist: 3.0,
             detail_sample_max_error: 0.1,
-            height_correction: 0.15,
+            snap_to_ground: true,
         }
     }
 }
@@ -106,7 +107,6 @@ impl NavmeshSettings {
             ("edge_max_error", self.edge_max_error),
             ("detail_sample_dist", self.detail_sample_dist),
             ("detail_sample_max_error", self.detail_sample_max_error),
-            ("height_correction", self.height_correction),
         ];
         for (name, v) in non_negative {
             if !(v.is_finite() && v >= 0.0) {

@@ -66,6 +66,30 @@ pub struct TileGeometry {
     pub areas: Vec<u8>,
     /// Lowest and highest ground of the lattice, m.
     pub y_range: [f32; 2],
+    /// Posts a row and rows of the lattice (`verts` is row-major from the south-west post).
+    pub cols: u32,
+    pub rows: u32,
+}
+
+impl TileGeometry {
+    /// The lattice surface's height at (x, z): linear over the same two triangles a cell that
+    /// Recast rasterized (exact at the posts). Outside the lattice, the nearest edge's.
+    pub fn surface_height(&self, x: f32, z: f32) -> f32 {
+        let (x0, z0) = (self.verts[0], self.verts[2]);
+        let sp = if self.cols > 1 { self.verts[3] - x0 } else { 1.0 };
+        let fx = ((x - x0) / sp).clamp(0.0, (self.cols - 1) as f32);
+        let fz = ((z - z0) / sp).clamp(0.0, (self.rows - 1) as f32);
+        let c = (fx.floor() as u32).min(self.cols.saturating_sub(2));
+        let r = (fz.floor() as u32).min(self.rows.saturating_sub(2));
+        let (u, v) = (fx - c as f32, fz - r as f32);
+        let y = |c: u32, r: u32| self.verts[((r * self.cols + c) * 3 + 1) as usize];
+        let (sw, se, nw, ne) = (y(c, r), y(c + 1, r), y(c, r + 1), y(c + 1, r + 1));
+        if u + v <= 1.0 {
+            sw + u * (se - sw) + v * (nw - sw)
+        } else {
+            ne + (1.0 - u) * (nw - ne) + (1.0 - v) * (se - ne)
+        }
+    }
 }
 
 /// The heights and areas of the lattice posts covering `[x0, z0, x1, z1]`.
@@ -128,7 +152,7 @@ pub fn tile_geometry(heights: &HeightEvaluator, water: &WaterTables, settings: &
             }
         }
     }
-    TileGeometry { verts, tris, areas, y_range }
+    TileGeometry { verts, tris, areas, y_range, cols, rows }
 }
 
 /// Frees a Recast object when dropped (every exit of the pipeline, errors included).
@@ -278,13 +302,22 @@ pub fn build_tile(
                 *n += 1;
             }
         }
-        // Lower the tile to the ground (NavmeshSettings::height_correction): the polygon
-        // vertices through bmin (Detour places them at bmin.y + iy·ch), the detail vertices
-        // directly; Detour's BV tree is quantized against the same bmin, so it stays consistent.
+        // Put the vertices on the ground (NavmeshSettings::snap_to_ground): Recast's heights are
+        // span tops, rounded up to the cell height and the highest point of the terrain in each
+        // cell (on a 40° slope, a 0.5 m cell's top is ~0.4 m above its centre), and
+        // rcBuildPolyMeshDetail adds one cell height. The polygon vertices are cell units above
+        // bmin (rounded to the nearest cell height), the detail vertices floats.
         let dm = &mut *dmesh.ptr;
-        let off = settings.height_correction;
-        for v in std::slice::from_raw_parts_mut(dm.verts, dm.nverts as usize * 3).chunks_mut(3) {
-            v[1] -= off;
+        if settings.snap_to_ground {
+            let nv = pm.nverts as usize;
+            for v in std::slice::from_raw_parts_mut(pm.verts, nv * 3).chunks_mut(3) {
+                let (x, z) = (pm.bmin[0] + f32::from(v[0]) * cs, pm.bmin[2] + f32::from(v[2]) * cs);
+                let h = ((geo.surface_height(x, z) - pm.bmin[1]) / ch).round();
+                v[1] = h.clamp(0.0, 65_534.0) as u16;
+            }
+            for v in std::slice::from_raw_parts_mut(dm.verts, dm.nverts as usize * 3).chunks_mut(3) {
+                v[1] = geo.surface_height(v[0], v[2]);
+            }
         }
         let mut params: rc::dtNavMeshCreateParams = std::mem::zeroed();
         params.verts = pm.verts;
@@ -305,8 +338,8 @@ pub fn build_tile(
         params.tileX = tx;
         params.tileY = ty;
         params.tileLayer = 0;
-        params.bmin = [pm.bmin[0], pm.bmin[1] - off, pm.bmin[2]];
-        params.bmax = [pm.bmax[0], pm.bmax[1] - off, pm.bmax[2]];
+        params.bmin = pm.bmin;
+        params.bmax = pm.bmax;
         params.cs = cs;
         params.ch = ch;
         params.buildBvTree = true;
