@@ -89,7 +89,7 @@ pub struct NavmeshBuildArgs {
     /// Water deeper than this is not walkable, m [1]; shallower water is walkable with its own area.
     #[arg(long)]
     pub water_depth: Option<f32>,
-    /// Detail mesh sample distance, m [3].
+    /// Detail mesh sample distance, m [2].
     #[arg(long)]
     pub detail_sample_dist: Option<f32>,
     /// Detail mesh max height error, m [0.1].

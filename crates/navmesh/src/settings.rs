@@ -52,7 +52,8 @@ pub struct NavmeshSettings {
     pub edge_max_error: f32,
     /// Vertices a polygon at most (Detour's limit is 6).
     pub verts_per_poly: u32,
-    /// Detail mesh sample distance, m (0: no detail samples beyond the polygon vertices).
+    /// Detail mesh sample distance, m (0: no detail samples beyond the polygon vertices). 2 m:
+    /// on tatooine's slopes 3 m left 1.1 % of points more than 0.5 m off the ground, 2 m 0.6 %.
     pub detail_sample_dist: f32,
     /// Largest height error of the detail mesh against the heightfield, m.
     pub detail_sample_max_error: f32,
@@ -81,7 +82,7 @@ impl Default for NavmeshSettings {
             edge_max_len: 12.0,
             edge_max_error: 1.3,
             verts_per_poly: 6,
-            detail_sample_dist: 3.0,
+            detail_sample_dist: 2.0,
             detail_sample_max_error: 0.1,
             snap_to_ground: true,
         }
