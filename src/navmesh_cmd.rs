@@ -92,7 +92,7 @@ pub struct NavmeshBuildArgs {
     /// Detail mesh sample distance, m [2].
     #[arg(long)]
     pub detail_sample_dist: Option<f32>,
-    /// Detail mesh max height error, m [0.1].
+    /// Detail mesh max height error, m [0.25].
     #[arg(long)]
     pub detail_max_error: Option<f32>,
     /// Keep Recast's vertex heights (by default the vertices are moved onto the ground: Recast's

@@ -50,7 +50,7 @@ fn build(f: &Fixture, out: &Path) -> trnbake_navmesh::NavmeshReport {
     let req = NavmeshRequest {
         heights: &f.heights,
         water: &f.water,
-        settings: NavmeshSettings::default(),
+        settings: settings(),
         region: Some(f.region),
         out_dir: out.to_path_buf(),
         source_id: "naboo".into(),
@@ -58,6 +58,13 @@ fn build(f: &Fixture, out: &Path) -> trnbake_navmesh::NavmeshReport {
         reporter: &NullReporter,
     };
     build_navmesh(&req).unwrap()
+}
+
+/// The defaults, or for the benchmark the fields given as JSON in `TRNBAKE_NAVMESH_SETTINGS`
+/// (e.g. `{"detail_sample_dist": 3.0}`), to compare settings on the same targets.
+fn settings() -> NavmeshSettings {
+    std::env::var("TRNBAKE_NAVMESH_SETTINGS")
+        .map_or_else(|_| NavmeshSettings::default(), |j| serde_json::from_str(&j).expect("TRNBAKE_NAVMESH_SETTINGS is settings JSON"))
 }
 
 fn depth(f: &Fixture, x: f32, z: f32) -> f32 {
@@ -90,7 +97,7 @@ fn a_navmesh_of_a_real_region_loads_in_detour_and_follows_the_ground() {
 /// The targets of issue #40 on a built region: `points` random dry points for the heights,
 /// `pairs` random dry pairs for the paths, of which at least `min_connected` must connect.
 fn check_targets(f: &Fixture, out: &Path, report: &trnbake_navmesh::NavmeshReport, points: usize, pairs: usize, min_connected: usize) {
-    let settings = NavmeshSettings::default();
+    let settings = settings();
 
     // Every tile of the set loads into Detour.
     let set = trnbake_navmesh::set::read_set(&out.join("navmesh.bin")).unwrap();
