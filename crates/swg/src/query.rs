@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use crate::eval::{HeightEvaluator, OffMap};
+use crate::eval::{height_at_point, HeightEvaluator, OffMap};
 use crate::grid::Grid;
 
 /// Half the distance between the height samples of [`HeightEvaluator::normal_at`], m: the
@@ -61,10 +61,16 @@ impl HeightEvaluator {
     /// exact heights [`NORMAL_STEP`] m either side (beyond the map's edge, the heights the
     /// rules give there, as a bake's edge normals).
     pub fn normal_at(&self, x: f32, z: f32) -> Result<[f32; 3], OffMap> {
-        self.try_height_at(x, z)?;
+        if !self.on_map(x, z) {
+            return Err(OffMap::Point { x, z, half: self.half_width() });
+        }
         let d = NORMAL_STEP;
-        let dx = self.height_anywhere(x + d, z) - self.height_anywhere(x - d, z);
-        let dz = self.height_anywhere(x, z + d) - self.height_anywhere(x, z - d);
+        // One culled layer list for the four samples (culling is exact: each height equals
+        // `height_anywhere` bit for bit).
+        let tile = self.plan.tile_layers([x - d, z - d, x + d, z + d]);
+        let h = |x: f32, z: f32| height_at_point(&self.plan, &tile, x, z);
+        let dx = h(x + d, z) - h(x - d, z);
+        let dz = h(x, z + d) - h(x, z - d);
         let n = [-dx, 2.0 * d, -dz];
         let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
         Ok([n[0] / len, n[1] / len, n[2] / len])
@@ -207,11 +213,13 @@ impl HeightEvaluator {
         self.try_height_at(b[0], b[2])?;
         let len = ((b[0] - a[0]).powi(2) + (b[2] - a[2]).powi(2)).sqrt();
         let n = (len / step).ceil().max(1.0) as u32;
+        // One culled layer list over the segment's box (exact, as in `normal_at`).
+        let tile = self.plan.tile_layers([a[0].min(b[0]), a[2].min(b[2]), a[0].max(b[0]), a[2].max(b[2])]);
         for k in 0..=n {
             let t = k as f32 / n as f32;
             let (x, y, z) = (a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2]));
             // Between two on-map ends every sample is on the map (the map is a square).
-            if self.height_anywhere(x, z) > y {
+            if height_at_point(&self.plan, &tile, x, z) > y {
                 return Ok(false);
             }
         }
@@ -239,6 +247,11 @@ mod tests {
             let gz = (e.height_at(x, z + 1.0) - e.height_at(x, z - 1.0)) / 2.0;
             let slope = (gx * gx + gz * gz).sqrt().atan().to_degrees();
             assert!((e.slope_at(x, z).unwrap() - slope).abs() < 1e-3, "{x},{z}");
+            let dx = e.height_anywhere(x + 1.0, z) - e.height_anywhere(x - 1.0, z);
+            let dz = e.height_anywhere(x, z + 1.0) - e.height_anywhere(x, z - 1.0);
+            let m = [-dx, 2.0, -dz];
+            let len = (m[0] * m[0] + m[1] * m[1] + m[2] * m[2]).sqrt();
+            assert_eq!(n, [m[0] / len, m[1] / len, m[2] / len], "one culled list gives the same heights");
         }
         let h = e.half_width();
         assert!(matches!(e.slope_at(h + 1.0, 0.0), Err(OffMap::Point { .. })));
