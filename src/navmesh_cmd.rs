@@ -9,15 +9,16 @@ use clap::{Args, Subcommand};
 use sha2::{Digest, Sha256};
 
 use trnbake_navmesh::{build_navmesh, Navmesh, NavmeshRequest, NavmeshSettings};
+use trnbake_swg::eval::HeightEvaluator;
 use trnbake_swg::model::Terrain;
+use trnbake_swg::plan::HeightOptions;
 use trnbake_swg::water::WaterTables;
 
-use crate::cli::HeightArgs;
 use crate::parse::{parse_point, parse_region};
 
 const NAVMESH_EXAMPLES: &str = "Examples:
-  trnbake navmesh ../shared/data/swg/terrain/tatooine.trn -o tatooine-nav --region -2048,-2048,2048,2048
-  trnbake navmesh path tatooine-nav/navmesh.bin 0,0 300,-250";
+  trnbake navmesh ../shared/data/swg/terrain/tatooine.trn -o tatooine-nav --region 0,0,256,256
+  trnbake navmesh path tatooine-nav/navmesh.bin 128,128 230,30";
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true, after_help = NAVMESH_EXAMPLES)]
@@ -32,6 +33,7 @@ pub struct NavmeshArgs {
 pub enum NavmeshCommand {
     /// Load a navmesh set with Detour and print the straight path between two points:
     /// `x,y,z` corners, one a line (y up: the ground height of the mesh).
+    #[command(after_help = NAVMESH_EXAMPLES)]
     Path {
         /// The set (`OUT/navmesh.bin` of `trnbake navmesh`).
         file: PathBuf,
@@ -48,7 +50,7 @@ pub enum NavmeshCommand {
 }
 
 /// Options of `navmesh` (the build). Settings left out take the defaults of
-/// `NavmeshSettings` (shown in brackets; docs/src/servers.md says why).
+/// `NavmeshSettings` (given as "default"; docs/src/servers.md says why).
 #[derive(Args, Debug)]
 pub struct NavmeshBuildArgs {
     /// The .trn file.
@@ -60,39 +62,42 @@ pub struct NavmeshBuildArgs {
     /// Region `X0,Z0,X1,Z1` in world metres (west, south, east, north; default: the whole map).
     #[arg(long, value_name = "X0,Z0,X1,Z1", allow_hyphen_values = true)]
     pub region: Option<String>,
-    #[command(flatten)]
-    pub height: HeightArgs,
-    /// Recast cell size, m [0.5].
+    /// Where bitmap paths resolve: `terrain/x.tga` is read from DIR/terrain/x.tga (default:
+    /// the directory above the .trn's directory, the client's layout). The other height options
+    /// are the validated defaults (roads off, the bitmap gain on, a missing bitmap an error).
+    #[arg(long, value_name = "DIR")]
+    pub data_root: Option<PathBuf>,
+    /// Recast cell size, m (default 0.5).
     #[arg(long)]
     pub cell_size: Option<f32>,
-    /// Recast cell height, m [0.1].
+    /// Recast cell height, m (default 0.1).
     #[arg(long)]
     pub cell_height: Option<f32>,
-    /// Spacing of the exact heights fed to Recast, m [1].
+    /// Spacing of the exact heights fed to Recast, m (default 1).
     #[arg(long)]
     pub source_spacing: Option<f32>,
-    /// Agent radius, m [0.5].
+    /// Agent radius, m (default 0.5).
     #[arg(long)]
     pub agent_radius: Option<f32>,
-    /// Agent height, m [2].
+    /// Agent height, m (default 2).
     #[arg(long)]
     pub agent_height: Option<f32>,
-    /// Highest step the agent climbs, m [0.9].
+    /// Highest step the agent climbs, m (default 0.9).
     #[arg(long)]
     pub max_climb: Option<f32>,
-    /// Steepest walkable slope, degrees [45].
+    /// Steepest walkable slope, degrees (default 45).
     #[arg(long)]
     pub max_slope: Option<f32>,
-    /// Tile size in cells a side [256].
+    /// Tile size in cells a side (default 256).
     #[arg(long)]
     pub tile_size: Option<u32>,
-    /// Water deeper than this is not walkable, m [1]; shallower water is walkable with its own area.
+    /// Water deeper than this is not walkable, m (default 1); shallower water is walkable with its own area.
     #[arg(long)]
     pub water_depth: Option<f32>,
-    /// Detail mesh sample distance, m [2].
+    /// Detail mesh sample distance, m (default 2).
     #[arg(long)]
     pub detail_sample_dist: Option<f32>,
-    /// Detail mesh max height error, m [0.25].
+    /// Detail mesh max height error, m (default 0.25).
     #[arg(long)]
     pub detail_max_error: Option<f32>,
     /// Keep Recast's vertex heights (by default the vertices are moved onto the ground: Recast's
@@ -137,9 +142,15 @@ fn build(args: &NavmeshBuildArgs, term: &Arc<crate::report::Terminal>) -> Result
     let file = args.file.as_deref().context("a .trn file is required")?;
     let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
     let t = Terrain::load(file)?;
-    let heights = crate::app::height_evaluator(&t, &args.height, Some(file))?;
+    // Not `app::height_options`: `cli` names this module, so it may not reach `app` (no
+    // module cycles, tests/crate_graph.rs).
+    let opts = HeightOptions { data_root: args.data_root.clone().or_else(|| trnbake_swg::model::default_data_root(file)), ..Default::default() };
+    let heights = HeightEvaluator::new(&t, &opts)?;
+    let reporter: &dyn trnbake_swg::report::Reporter = term.as_ref();
+    for w in &heights.plan.warnings {
+        reporter.warn(w);
+    }
     let water = WaterTables::new(&t);
-    let opts = crate::app::height_options(&args.height, Some(file));
     // The source a resume must match: the file's bytes and every height option.
     let mut h = Sha256::new();
     h.update(&bytes);
@@ -159,7 +170,6 @@ fn build(args: &NavmeshBuildArgs, term: &Arc<crate::report::Terminal>) -> Result
     };
     let start = std::time::Instant::now();
     let r = build_navmesh(&req).with_context(|| format!("navmesh of {}", file.display()))?;
-    let reporter: &dyn trnbake_swg::report::Reporter = term.as_ref();
     reporter.info(format!(
         "navmesh: {}x{} tiles ({} with polygons, {} built, {} resumed), {} polygons ({} ground, {} shallow water; at most {} a tile), navmesh.bin {} bytes, {:.1} s",
         r.tiles_x,
@@ -184,11 +194,14 @@ fn path(file: &std::path::Path, from: &str, to: &str, wade: bool) -> Result<()> 
     if !wade {
         nav.set_flags(trnbake_navmesh::settings::FLAG_WALK, trnbake_navmesh::settings::FLAG_SHALLOW_WATER);
     }
-    // The points come without heights: search the whole height range of the map around them.
-    let ext = [2.0, 10_000.0, 2.0];
-    let (Some((_, pa)), Some((_, pb))) = (nav.nearest([a.0, 0.0, a.1], ext)?, nav.nearest([b.0, 0.0, b.1], ext)?) else {
-        bail!("{}: no walkable polygon within 2 m of {from} or {to}", file.display());
+    // The points come without heights: the polygon under each, at any height.
+    let ground = |q: (f32, f32), text: &str| -> Result<[f32; 3]> {
+        match nav.ground_at(q.0, q.1)? {
+            Some((_, y)) => Ok([q.0, y, q.1]),
+            None => bail!("{}: no walkable polygon under {text}", file.display()),
+        }
     };
+    let (pa, pb) = (ground(a, from)?, ground(b, to)?);
     let Some(corners) = nav.straight_path(pa, pb, [0.5, 1.0, 0.5])? else {
         bail!("{}: no path from {from} to {to} (they are not connected on the mesh)", file.display());
     };

@@ -128,6 +128,29 @@ impl Navmesh {
         Ok(Some(h))
     }
 
+    /// The polygon under world (x, z) and the navmesh's height there, searched over every
+    /// height (the surface of a planet has one layer); None when no polygon (of the filter's
+    /// flags) covers the point.
+    pub fn ground_at(&self, x: f32, z: f32) -> Result<Option<(u32, f32)>, NavmeshError> {
+        let mut polys = [0 as rc::dtPolyRef; 256];
+        let mut n = 0i32;
+        let centre = [x, 0.0, z];
+        // SAFETY: the query is live; the buffer holds the 256 references Detour is told of.
+        let st = unsafe { (*self.query).queryPolygons(centre.as_ptr(), [0.01, 1.0e5, 0.01].as_ptr(), &self.filter, polys.as_mut_ptr(), &mut n, 256) };
+        if failed(st) {
+            return Err(NavmeshError::Detour { what: "queryPolygons".into(), status: st });
+        }
+        for &r in &polys[..n.max(0) as usize] {
+            let mut h = 0.0f32;
+            // SAFETY: as above; getPolyHeight fails when (x, z) is outside the polygon.
+            let st = unsafe { (*self.query).getPolyHeight(r, centre.as_ptr(), &mut h) };
+            if !failed(st) {
+                return Ok(Some((r, h)));
+            }
+        }
+        Ok(None)
+    }
+
     /// The straight path (corner points) from `a` to `b` over the polygons between them, or
     /// None when either end is off the mesh (farther than `extents`) or they do not connect
     /// (the path ends short of `b`: Detour's partial result).
