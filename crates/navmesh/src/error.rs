@@ -22,7 +22,7 @@ pub enum NavmeshError {
     #[error("Detour: {what} failed (status {status:#010x})")]
     Detour { what: String, status: u32 },
     /// The tiles have more polygons than 32-bit polygon references can address.
-    #[error("{tiles} tiles of up to {max_polys} polygons do not fit Detour's 32-bit polygon references (tile bits + polygon bits must be ≤ 22); use a smaller region or a larger --tile-size")]
+    #[error("{tiles} tiles of up to {max_polys} polygons do not fit Detour's 32-bit polygon references (tile bits + polygon bits must be ≤ 22): build the map as several regions (an 8 km quadrant of a 16 km planet at the defaults), each its own set; the tiles stay checkpointed")]
     TooManyPolys { tiles: usize, max_polys: usize },
     /// A file that is not what it should be (its path and what is wrong).
     #[error("{}: {why}", path.display())]
