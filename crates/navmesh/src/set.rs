@@ -122,3 +122,35 @@ pub fn read_set(path: &Path) -> Result<NavmeshSet, NavmeshError> {
     }
     Ok(NavmeshSet { params, tiles })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_round_trips_and_damage_is_refused_naming_the_file() {
+        let p = SetParams { orig: [-512.0, 0.0, 256.0], tile_width: 128.0, tile_height: 128.0, max_tiles: 3, max_polys: 512 };
+        let mut b = Vec::new();
+        write_header(&mut b, 2, &p).unwrap();
+        assert_eq!(&b[0..4], b"TESM", "the demo's int 'MSET', little-endian");
+        assert_eq!(b.len(), SET_HEADER_BYTES);
+        write_tile(&mut b, p.tile_ref(0), &[1, 2, 3]).unwrap();
+        write_tile(&mut b, p.tile_ref(1), &[4; 10]).unwrap();
+        let dir = std::env::temp_dir().join(format!("trnbake-navmesh-set-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("navmesh.bin");
+        std::fs::write(&path, &b).unwrap();
+        let set = read_set(&path).unwrap();
+        assert_eq!(set.params, p);
+        assert_eq!(set.tiles, vec![(p.tile_ref(0), vec![1, 2, 3]), (p.tile_ref(1), vec![4; 10])]);
+        // Two tile bits, nine polygon bits, salt 1 above them (dtNavMesh::encodePolyId).
+        assert_eq!(p.ref_bits(), (2, 9));
+        assert_eq!(p.tile_ref(1), 1 << 11 | 1 << 9);
+        std::fs::write(&path, &b[..b.len() - 1]).unwrap();
+        let e = read_set(&path).err().unwrap().to_string();
+        assert!(e.contains("navmesh.bin") && e.contains("tile 1"), "{e}");
+        std::fs::write(&path, b"MSET").unwrap();
+        assert!(read_set(&path).err().unwrap().to_string().contains("too short"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
