@@ -84,6 +84,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Nwn2(args) => crate::nwn2_cmd::run(&args, cli.quiet),
         Command::Tiles(args) => crate::tiles_cmd::tiles(&args, height_options(&args.height, args.file.as_deref()), &term),
         Command::Serve { dir, port } => crate::tiles_cmd::serve(&dir, port),
+        Command::Navmesh(args) => crate::navmesh_cmd::run(&args, &term),
         Command::BenchExport { posts, dir, format, json } => bench_export(posts, dir, format.as_deref(), json),
     }
 }

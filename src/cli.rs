@@ -136,6 +136,9 @@ pub enum Command {
     Scs(crate::scs_cmd::ScsCommand),
     /// Neverwinter Nights 2 area terrain (.trn/.trx): info, check, decompile/compile, export, bench.
     Nwn2(crate::nwn2_cmd::Nwn2Args),
+    /// Recast/Detour navmesh tiles of a planet for game servers (OUT/navmesh.bin, the MSET set
+    /// Detour loads, and navmesh.json); `navmesh path` prints a path through a built set.
+    Navmesh(crate::navmesh_cmd::NavmeshArgs),
     /// Re-bake every fixture of a golden folder and compare each map with its expected image
     /// (per-post difference in LSB, posts over tolerance, PSNR); writes a Markdown report, a
     /// JUnit XML file and, per failing map, a diff heat map and a side-by-side image. Exits 1

@@ -4,6 +4,7 @@
 mod app;
 mod bench;
 mod cli;
+mod navmesh_cmd;
 mod nwn2_cmd;
 mod parse;
 mod report;

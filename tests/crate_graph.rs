@@ -150,6 +150,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("trnbake-tiles", &["trnbake-swg", "trnbake-raster", "trnbake-bake"]),
     // The C API for server emulators: heights only, so the same lean tree as trnbake-swg.
     ("trnbake-capi", &["trnbake-swg"]),
+    // Recast/Detour navmeshes for servers: the exact heights, and raster's atomic writes.
+    ("trnbake-navmesh", &["trnbake-swg", "trnbake-raster"]),
 ];
 
 /// The `[dependencies]` of a manifest as (name, optional) pairs (a minimal reading of the

@@ -174,6 +174,36 @@ impl PyTerrain {
     }
 }
 
+impl PyTerrain {
+    /// The points of a query (`xs`, `zs` as in `sample`): their shape and (x, z) pairs; a
+    /// single point off the map is a `ValueError`, off-map points of an array one warning.
+    fn query_points(
+        &self,
+        py: Python<'_>,
+        xs: &PyArrayLikeDyn<'_, f32, AllowTypeChange>,
+        zs: &PyArrayLikeDyn<'_, f32, AllowTypeChange>,
+    ) -> PyResult<(Vec<usize>, Vec<(f32, f32)>)> {
+        if xs.shape() != zs.shape() {
+            return Err(PyValueError::new_err(format!("xs and zs must have the same shape, got {:?} and {:?}", xs.shape(), zs.shape())));
+        }
+        let shape = xs.shape().to_vec();
+        let points: Vec<(f32, f32)> = xs.as_array().iter().zip(zs.as_array().iter()).map(|(&x, &z)| (x, z)).collect();
+        if let Some((x, z)) = points.iter().find(|(x, z)| !(x.is_finite() && z.is_finite())) {
+            return Err(PyValueError::new_err(format!("coordinates must be finite, got ({x}, {z})")));
+        }
+        let off_map = |&&(x, z): &&(f32, f32)| !self.heights.on_map(x, z);
+        if let Some(&(x, z)) = points.iter().find(off_map) {
+            let first = OffMap::Point { x, z, half: self.heights.half_width() };
+            if shape.is_empty() {
+                return Err(PyValueError::new_err(first.to_string()));
+            }
+            let count = points.iter().filter(off_map).count();
+            warn(py, format!("{count} of {} points are off the map (their values are NaN); the first: {first}", points.len()))?;
+        }
+        Ok((shape, points))
+    }
+}
+
 #[pymethods]
 impl PyTerrain {
     #[new]
@@ -265,6 +295,83 @@ impl PyTerrain {
         let heights = py.detach(|| self.heights.heights_at(&points));
         let array = ArrayD::from_shape_vec(IxDyn(&shape), heights).map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(array.into_pyarray(py).into_any())
+    }
+
+    /// Ground slopes in degrees (0 flat, 90 vertical) at world points, from central
+    /// differences of the exact heights 1 m either side (`trnbake_swg::query`, the C API's
+    /// `trnbake_slope_at`).
+    ///
+    /// `xs` and `zs` as in `sample`: a single point off the map raises `ValueError`; in an
+    /// array it gets NaN, with one `RuntimeWarning`. Evaluated in parallel, GIL released.
+    fn slope<'py>(
+        &self,
+        py: Python<'py>,
+        xs: PyArrayLikeDyn<'py, f32, AllowTypeChange>,
+        zs: PyArrayLikeDyn<'py, f32, AllowTypeChange>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (shape, points) = self.query_points(py, &xs, &zs)?;
+        let mut out = vec![0.0f32; points.len()];
+        py.detach(|| self.heights.slopes_at_into(&points, &mut out));
+        let array = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(array.into_pyarray(py).into_any())
+    }
+
+    /// Unit ground normals (x east, y up, z north) at world points: an array of the points'
+    /// shape plus a last axis of 3. Off-map points as in `slope`.
+    fn normal<'py>(
+        &self,
+        py: Python<'py>,
+        xs: PyArrayLikeDyn<'py, f32, AllowTypeChange>,
+        zs: PyArrayLikeDyn<'py, f32, AllowTypeChange>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (mut shape, points) = self.query_points(py, &xs, &zs)?;
+        let normals: Vec<f32> = py.detach(|| {
+            use rayon::prelude::*;
+            points.par_iter().flat_map_iter(|&(x, z)| self.heights.normal_at(x, z).unwrap_or([f32::NAN; 3])).collect()
+        });
+        shape.push(3);
+        let array = ArrayD::from_shape_vec(IxDyn(&shape), normals).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(array.into_pyarray(py).into_any())
+    }
+
+    /// The lowest and highest ground `(min, max)` over the box [x0, x1] x [z0, z1], exact at
+    /// the posts (x0 + i*spacing, z0 + j*spacing) and along the box's east and north edges.
+    /// Raises `ValueError` for a box not wholly on the map or a spacing that is not positive.
+    #[pyo3(signature = (x0, z0, x1, z1, spacing=1.0))]
+    fn height_range(&self, py: Python<'_>, x0: f32, z0: f32, x1: f32, z1: f32, spacing: f32) -> PyResult<(f32, f32)> {
+        let r = py.detach(|| self.heights.height_range(x0, z0, x1, z1, spacing)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok((r.min, r.max))
+    }
+
+    /// Whether the segment from `a` to `b` (each `(x, y, z)`, y up) clears the terrain. The
+    /// ground is sampled at both ends and at most `step` metres apart between (horizontally);
+    /// a ridge narrower than `step` may fall between samples. Raises `ValueError` for an end
+    /// off the map, a height that is not finite or a step that is not positive.
+    #[pyo3(signature = (a, b, step=0.5))]
+    fn line_of_sight(&self, a: (f32, f32, f32), b: (f32, f32, f32), step: f32) -> PyResult<bool> {
+        self.heights.line_of_sight([a.0, a.1, a.2], [b.0, b.1, b.2], step).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// `line_of_sight` of many segments: `segments` is an (N, 6) array-like of rows
+    /// ax, ay, az, bx, by, bz; returns a float32 array of N: 1.0 clear, 0.0 blocked, NaN for a
+    /// segment refused (an end off the map, a height not finite), with one `RuntimeWarning`.
+    /// Raises `ValueError` for a shape that is not (N, 6) or a step that is not positive.
+    #[pyo3(signature = (segments, step=0.5))]
+    fn lines_of_sight<'py>(&self, py: Python<'py>, segments: PyArrayLikeDyn<'py, f32, AllowTypeChange>, step: f32) -> PyResult<Bound<'py, PyAny>> {
+        let shape = segments.shape().to_vec();
+        if shape.len() != 2 || shape[1] != 6 {
+            return Err(PyValueError::new_err(format!("segments must have the shape (N, 6), got {shape:?}")));
+        }
+        let flat: Vec<f32> = segments.as_array().iter().copied().collect();
+        let segs: Vec<[f32; 6]> = flat.chunks_exact(6).map(|c| [c[0], c[1], c[2], c[3], c[4], c[5]]).collect();
+        let mut flags = vec![0i8; segs.len()];
+        let refused = py.detach(|| self.heights.lines_of_sight_into(&segs, step, &mut flags)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        if refused > 0 {
+            let first = flags.iter().position(|&f| f < 0).expect("a segment is refused");
+            warn(py, format!("{refused} of {} segments are refused (their results are NaN); the first is segment {first}", segs.len()))?;
+        }
+        let out: Vec<f32> = flags.iter().map(|&f| if f < 0 { f32::NAN } else { f32::from(f) }).collect();
+        Ok(ArrayD::from_shape_vec(IxDyn(&[segs.len()]), out).map_err(|e| PyValueError::new_err(e.to_string()))?.into_pyarray(py).into_any())
     }
 
     /// Bakes a grid of posts, as `trnbake bake --backend cpu` does, into numpy arrays.

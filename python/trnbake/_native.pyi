@@ -70,6 +70,25 @@ class Terrain:
         (scalar ``xs`` and ``zs``) raises ``ValueError`` naming it and the map's extent; in an
         array it gets NaN, and one ``RuntimeWarning`` says how many points are off the map.
         """
+    def slope(self, xs: npt.ArrayLike, zs: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """Ground slopes in degrees (0 flat, 90 vertical) at world points, from central
+        differences of the exact heights 1 m either side (the C API's ``trnbake_slope_at``).
+        Off-map points as in ``sample``: ``ValueError`` for a single point, NaN and one
+        ``RuntimeWarning`` in an array."""
+    def normal(self, xs: npt.ArrayLike, zs: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """Unit ground normals (x east, y up, z north) at world points: the points' shape plus
+        a last axis of 3. Off-map points as in ``slope``."""
+    def height_range(self, x0: float, z0: float, x1: float, z1: float, spacing: float = 1.0) -> Tuple[float, float]:
+        """The lowest and highest ground ``(min, max)`` over the box, exact at the posts
+        (x0 + i*spacing, z0 + j*spacing) and along its east and north edges. ``ValueError``
+        for a box not wholly on the map or a spacing that is not positive."""
+    def line_of_sight(self, a: Tuple[float, float, float], b: Tuple[float, float, float], step: float = 0.5) -> bool:
+        """Whether the segment from ``a`` to ``b`` ((x, y, z), y up) clears the terrain,
+        sampled at both ends and at most ``step`` m apart between. ``ValueError`` for an end
+        off the map, a height that is not finite or a step that is not positive."""
+    def lines_of_sight(self, segments: npt.ArrayLike, step: float = 0.5) -> npt.NDArray[np.float32]:
+        """``line_of_sight`` of an (N, 6) array of rows ax, ay, az, bx, by, bz: 1.0 clear,
+        0.0 blocked, NaN for a refused segment (with one ``RuntimeWarning``)."""
     def bake(
         self,
         region: Optional[Tuple[float, float, float, float]] = None,

@@ -1,6 +1,8 @@
 //! Points per second of the C API, as an emulator would call it: `trnbake_height_at` on one
 //! thread and the batch `trnbake_heights` (all cores) over the same random points on a terrain,
-//! and `trnbake_bake_region` (all cores) over a grid of as many posts spanning the map. A
+//! and `trnbake_bake_region` (all cores) over a grid of as many posts spanning the map; the
+//! batch `trnbake_slopes` over the same points; and `trnbake_lines_of_sight` (0.5 m step) on
+//! 10,000 random segments against a dense 0.25 m reference (issue #40). A
 //! benchmark to run by hand, not a timed test:
 //!
 //! ```text
@@ -68,10 +70,39 @@ fn main() {
     let region_s = t0.elapsed().as_secs_f64();
     assert_eq!(rc, 0);
 
+    let mut slopes = vec![0.0f32; n];
+    let t0 = Instant::now();
+    let rc = unsafe { trnbake_slopes(t, n, xs.as_ptr(), zs.as_ptr(), slopes.as_mut_ptr()) };
+    let slopes_s = t0.elapsed().as_secs_f64();
+    assert_eq!(rc, 0);
+
+    // Segments of up to 300 m from 1.7 m above the ground (eye height) to 1.7 m above another
+    // point: the line-of-sight question of a server, at 0.5 m and at the 0.25 m reference.
+    let nseg = 10_000usize;
+    let mut segs = Vec::with_capacity(nseg * 6);
+    for i in 0..nseg {
+        let (ax, az) = (xs[i] * 0.95, zs[i] * 0.95);
+        let (bx, bz) = ((ax + next() / width * 600.0).clamp(-width / 2.0, width / 2.0), (az + next() / width * 600.0).clamp(-width / 2.0, width / 2.0));
+        let (ha, hb) = unsafe { (trnbake_height_at(t, ax, az), trnbake_height_at(t, bx, bz)) };
+        segs.extend([ax, ha + 1.7, az, bx, hb + 1.7, bz]);
+    }
+    let (mut los, mut dense) = (vec![0i32; nseg], vec![0i32; nseg]);
+    let t0 = Instant::now();
+    assert_eq!(unsafe { trnbake_lines_of_sight(t, nseg, segs.as_ptr(), 0.5, los.as_mut_ptr()) }, 0);
+    let los_s = t0.elapsed().as_secs_f64();
+    assert_eq!(unsafe { trnbake_lines_of_sight(t, nseg, segs.as_ptr(), 0.25, dense.as_mut_ptr()) }, 0);
+    let agree = los.iter().zip(&dense).filter(|(a, b)| a == b).count();
+    let clear = los.iter().filter(|&&v| v == 1).count();
+
     let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
     println!("{trn}: opened in {open_s:.2} s, map {width} m, {threads} cores");
     println!("trnbake_height_at, 1 thread:      {n} points in {single_s:.3} s = {:.3} M points/s", n as f64 / single_s / 1e6);
     println!("trnbake_heights, all cores:       {n} points in {batch_s:.3} s = {:.3} M points/s", n as f64 / batch_s / 1e6);
     println!("trnbake_bake_region, all cores:   {side}x{side} posts over the map in {region_s:.3} s = {:.3} M posts/s", region.len() as f64 / region_s / 1e6);
+    println!("trnbake_slopes, all cores:        {n} points in {slopes_s:.3} s = {:.3} M points/s", n as f64 / slopes_s / 1e6);
+    println!(
+        "trnbake_lines_of_sight, 0.5 m:    {nseg} segments ({clear} clear) in {los_s:.3} s = {:.0} segments/s; agree with 0.25 m sampling: {agree} of {nseg}",
+        nseg as f64 / los_s
+    );
     unsafe { trnbake_terrain_free(t) };
 }

@@ -166,6 +166,91 @@ int trnbake_water_height_at(const TrnbakeTerrain *t, float x, float z, float *ou
 float trnbake_map_width(const TrnbakeTerrain *t);
 
 /**
+ * The ground's unit normal at world (x, z) into `out[0..3]` (x east, y up, z north): central
+ * differences of the exact heights 1 m either side.
+ *
+ * Returns 0, or a negative value with `trnbake_last_error()` set (a NULL pointer, a point off
+ * the map; `out` is then left alone).
+ *
+ * # Safety
+ * `t` is NULL or a live handle; `out` is NULL or points to 3 floats.
+ */
+int trnbake_normal_at(const TrnbakeTerrain *t, float x, float z, float *out);
+
+/**
+ * The ground's slope at world (x, z) in degrees (0 flat), from `trnbake_normal_at`; NaN with
+ * `trnbake_last_error()` set on error (a NULL handle, a point off the map).
+ *
+ * # Safety
+ * `t` is NULL or a live handle.
+ */
+float trnbake_slope_at(const TrnbakeTerrain *t, float x, float z);
+
+/**
+ * Slopes at `n` points (`xs[i]`, `zs[i]`) into `out[i]`, in parallel; equal to `n` calls of
+ * `trnbake_slope_at`. Returns as `trnbake_heights` does: 0, the number of points off the map
+ * (NaN there, `trnbake_last_error()` names the first), or a negative value on failure.
+ *
+ * # Safety
+ * `t` is NULL or a live handle; `xs`, `zs` and `out` are NULL or point to `n` floats each.
+ */
+int trnbake_slopes(const TrnbakeTerrain *t, size_t n, const float *xs, const float *zs, float *out);
+
+/**
+ * The lowest and highest ground over the box [x0, x1] × [z0, z1] into `*min` and `*max`,
+ * exact at the posts (x0 + i·spacing, z0 + j·spacing) and along the box's east and north
+ * edges (Core3's highest / lowest / height-difference queries). Evaluated in parallel.
+ *
+ * Returns 0, or a negative value with `trnbake_last_error()` set (a NULL pointer, a box not
+ * wholly on the map, a spacing that is not positive, more than 2^30 posts).
+ *
+ * # Safety
+ * `t` is NULL or a live handle; `min` and `max` are NULL or point to one float each.
+ */
+int trnbake_height_range(const TrnbakeTerrain *t,
+                         float x0,
+                         float z0,
+                         float x1,
+                         float z1,
+                         float spacing,
+                         float *min,
+                         float *max);
+
+/**
+ * Whether the segment from (ax, ay, az) to (bx, by, bz) (y up) clears the terrain: 1 clear,
+ * 0 blocked (the ground is above the segment at a sample), negative with
+ * `trnbake_last_error()` set on error (an end off the map, a height not finite, a step that
+ * is not positive). The ground is sampled at both ends and at most `step` m apart between
+ * (horizontally); a ridge narrower than `step` may fall between samples (docs/src/servers.md).
+ *
+ * # Safety
+ * `t` is NULL or a live handle.
+ */
+int trnbake_line_of_sight(const TrnbakeTerrain *t,
+                          float ax,
+                          float ay,
+                          float az,
+                          float bx,
+                          float by,
+                          float bz,
+                          float step);
+
+/**
+ * `trnbake_line_of_sight` of `n` segments in parallel: segment i is `segments[6i .. 6i+6]`
+ * = ax, ay, az, bx, by, bz; `out[i]` is 1 clear, 0 blocked, -1 refused. Returns 0 when none
+ * is refused, the number refused (positive; `trnbake_last_error()` names the first), or a
+ * negative value on failure (a NULL pointer, a step that is not positive).
+ *
+ * # Safety
+ * `t` is NULL or a live handle; `segments` is NULL or points to `6 n` floats, `out` to `n` ints.
+ */
+int trnbake_lines_of_sight(const TrnbakeTerrain *t,
+                           size_t n,
+                           const float *segments,
+                           float step,
+                           int *out);
+
+/**
  * Frees a handle from `trnbake_terrain_open`. NULL is ignored. Call it once, after every
  * thread using the handle is done with it.
  *

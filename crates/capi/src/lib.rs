@@ -31,6 +31,7 @@ use trnbake_swg::eval::{HeightEvaluator, OffMap, CPU_CULL_BLOCK};
 use trnbake_swg::grid::{Grid, GridError};
 use trnbake_swg::model::{default_data_root, LoadError, Terrain};
 use trnbake_swg::plan::{HeightOptions, PlanError};
+use trnbake_swg::query::QueryError;
 use trnbake_swg::report::{Level, Reporter};
 use trnbake_swg::water::WaterTables;
 
@@ -64,6 +65,12 @@ pub enum CapiError {
     ShortBuffer { have: usize, need: usize, cols: u32, rows: u32 },
     #[error("{what} of {n} floats is larger than memory can hold")]
     TooLong { what: &'static str, n: usize },
+    /// A query's input refused (a step that is not positive, a box of too many posts, …).
+    #[error(transparent)]
+    Query(#[from] QueryError),
+    /// Some segments of a batch were refused (-1 in the output), the others are set.
+    #[error("{count} of {n} segments are refused (-1); the first, segment {first}: {why}")]
+    SomeRefused { count: usize, n: usize, first: usize, why: String },
     #[error("panic inside {function}: {message}")]
     Panic { function: &'static str, message: String },
 }
@@ -460,6 +467,155 @@ pub unsafe extern "C" fn trnbake_water_height_at(t: *const TrnbakeTerrain, x: f3
 #[no_mangle]
 pub unsafe extern "C" fn trnbake_map_width(t: *const TrnbakeTerrain) -> f32 {
     guard("trnbake_map_width", f32::NAN, || Ok(terrain(t)?.map_width))
+}
+
+/// The ground's unit normal at world (x, z) into `out[0..3]` (x east, y up, z north): central
+/// differences of the exact heights 1 m either side.
+///
+/// Returns 0, or a negative value with `trnbake_last_error()` set (a NULL pointer, a point off
+/// the map; `out` is then left alone).
+///
+/// # Safety
+/// `t` is NULL or a live handle; `out` is NULL or points to 3 floats.
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_normal_at(t: *const TrnbakeTerrain, x: f32, z: f32, out: *mut f32) -> c_int {
+    guard("trnbake_normal_at", -1, || {
+        let t = terrain(t)?;
+        if out.is_null() {
+            return Err(CapiError::Null("out"));
+        }
+        let n = t.heights.normal_at(x, z)?;
+        std::slice::from_raw_parts_mut(out, 3).copy_from_slice(&n);
+        Ok(0)
+    })
+}
+
+/// The ground's slope at world (x, z) in degrees (0 flat), from `trnbake_normal_at`; NaN with
+/// `trnbake_last_error()` set on error (a NULL handle, a point off the map).
+///
+/// # Safety
+/// `t` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_slope_at(t: *const TrnbakeTerrain, x: f32, z: f32) -> f32 {
+    guard("trnbake_slope_at", f32::NAN, || Ok(terrain(t)?.heights.slope_at(x, z)?))
+}
+
+/// Slopes at `n` points (`xs[i]`, `zs[i]`) into `out[i]`, in parallel; equal to `n` calls of
+/// `trnbake_slope_at`. Returns as `trnbake_heights` does: 0, the number of points off the map
+/// (NaN there, `trnbake_last_error()` names the first), or a negative value on failure.
+///
+/// # Safety
+/// `t` is NULL or a live handle; `xs`, `zs` and `out` are NULL or point to `n` floats each.
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_slopes(t: *const TrnbakeTerrain, n: usize, xs: *const f32, zs: *const f32, out: *mut f32) -> c_int {
+    guard("trnbake_slopes", -1, || {
+        let t = terrain(t)?;
+        for (p, what) in [(xs, "xs"), (zs, "zs"), (out.cast_const(), "out")] {
+            if p.is_null() {
+                return Err(CapiError::Null(what));
+            }
+        }
+        check_len("the point list", n)?;
+        let mut points: Vec<(f32, f32)> = Vec::new();
+        points.try_reserve_exact(n).map_err(|_| CapiError::TooLong { what: "the point list", n })?;
+        {
+            let (xs, zs) = (std::slice::from_raw_parts(xs, n), std::slice::from_raw_parts(zs, n));
+            points.extend(xs.iter().copied().zip(zs.iter().copied()));
+        }
+        let off = t.heights.slopes_at_into(&points, std::slice::from_raw_parts_mut(out, n));
+        if off > 0 {
+            let &(x, z) = points.iter().find(|&&(x, z)| !t.heights.on_map(x, z)).expect("a point is off the map");
+            let first = OffMap::Point { x, z, half: t.heights.half_width() };
+            set_error(&CapiError::SomeOffMap { count: off, n, first });
+            return Ok(c_int::try_from(off).unwrap_or(c_int::MAX));
+        }
+        Ok(0)
+    })
+}
+
+/// The lowest and highest ground over the box [x0, x1] × [z0, z1] into `*min` and `*max`,
+/// exact at the posts (x0 + i·spacing, z0 + j·spacing) and along the box's east and north
+/// edges (Core3's highest / lowest / height-difference queries). Evaluated in parallel.
+///
+/// Returns 0, or a negative value with `trnbake_last_error()` set (a NULL pointer, a box not
+/// wholly on the map, a spacing that is not positive, more than 2^30 posts).
+///
+/// # Safety
+/// `t` is NULL or a live handle; `min` and `max` are NULL or point to one float each.
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_height_range(
+    t: *const TrnbakeTerrain,
+    x0: f32,
+    z0: f32,
+    x1: f32,
+    z1: f32,
+    spacing: f32,
+    min: *mut f32,
+    max: *mut f32,
+) -> c_int {
+    guard("trnbake_height_range", -1, || {
+        let t = terrain(t)?;
+        let min = min.as_mut().ok_or(CapiError::Null("min"))?;
+        let max = max.as_mut().ok_or(CapiError::Null("max"))?;
+        let r = t.heights.height_range(x0, z0, x1, z1, spacing)?;
+        (*min, *max) = (r.min, r.max);
+        Ok(0)
+    })
+}
+
+/// Whether the segment from (ax, ay, az) to (bx, by, bz) (y up) clears the terrain: 1 clear,
+/// 0 blocked (the ground is above the segment at a sample), negative with
+/// `trnbake_last_error()` set on error (an end off the map, a height not finite, a step that
+/// is not positive). The ground is sampled at both ends and at most `step` m apart between
+/// (horizontally); a ridge narrower than `step` may fall between samples (docs/src/servers.md).
+///
+/// # Safety
+/// `t` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_line_of_sight(t: *const TrnbakeTerrain, ax: f32, ay: f32, az: f32, bx: f32, by: f32, bz: f32, step: f32) -> c_int {
+    guard("trnbake_line_of_sight", -1, || Ok(c_int::from(terrain(t)?.heights.line_of_sight([ax, ay, az], [bx, by, bz], step)?)))
+}
+
+/// `trnbake_line_of_sight` of `n` segments in parallel: segment i is `segments[6i .. 6i+6]`
+/// = ax, ay, az, bx, by, bz; `out[i]` is 1 clear, 0 blocked, -1 refused. Returns 0 when none
+/// is refused, the number refused (positive; `trnbake_last_error()` names the first), or a
+/// negative value on failure (a NULL pointer, a step that is not positive).
+///
+/// # Safety
+/// `t` is NULL or a live handle; `segments` is NULL or points to `6 n` floats, `out` to `n` ints.
+#[no_mangle]
+pub unsafe extern "C" fn trnbake_lines_of_sight(t: *const TrnbakeTerrain, n: usize, segments: *const f32, step: f32, out: *mut c_int) -> c_int {
+    guard("trnbake_lines_of_sight", -1, || {
+        let t = terrain(t)?;
+        if segments.is_null() {
+            return Err(CapiError::Null("segments"));
+        }
+        if out.is_null() {
+            return Err(CapiError::Null("out"));
+        }
+        check_len("the segment list", n.saturating_mul(6))?;
+        let mut segs: Vec<[f32; 6]> = Vec::new();
+        segs.try_reserve_exact(n).map_err(|_| CapiError::TooLong { what: "the segment list", n })?;
+        segs.extend(std::slice::from_raw_parts(segments, n * 6).chunks_exact(6).map(|c| [c[0], c[1], c[2], c[3], c[4], c[5]]));
+        let mut flags = Vec::new();
+        flags.try_reserve_exact(n).map_err(|_| CapiError::TooLong { what: "the segment list", n })?;
+        flags.resize(n, 0i8);
+        let refused = t.heights.lines_of_sight_into(&segs, step, &mut flags)?;
+        for (o, &f) in std::slice::from_raw_parts_mut(out, n).iter_mut().zip(&flags) {
+            *o = c_int::from(f);
+        }
+        if refused > 0 {
+            let first = flags.iter().position(|&f| f < 0).expect("a segment is refused");
+            let s = segs[first];
+            let why = match t.heights.line_of_sight([s[0], s[1], s[2]], [s[3], s[4], s[5]], step) {
+                Err(e) => e.to_string(),
+                Ok(_) => "refused".into(),
+            };
+            set_error(&CapiError::SomeRefused { count: refused, n, first, why });
+            return Ok(c_int::try_from(refused).unwrap_or(c_int::MAX));
+        }
+        Ok(0)
+    })
 }
 
 /// Frees a handle from `trnbake_terrain_open`. NULL is ignored. Call it once, after every

@@ -43,6 +43,7 @@ pub mod maps;
 pub mod model;
 pub mod noise;
 pub mod plan;
+pub mod query;
 pub mod report;
 pub mod surface;
 pub mod water;
