@@ -56,7 +56,7 @@ pub struct NavmeshBuildArgs {
     /// The .trn file.
     #[arg(required = true)]
     pub file: Option<PathBuf>,
-    /// Output folder (created if missing): navmesh.bin, navmesh.json, tile checkpoints.
+    /// Output folder (created if missing): navmesh.bin (or navmesh_COL_ROW.bin when a region needs several sets), navmesh.json, tile checkpoints.
     #[arg(long, short, default_value = "navmesh")]
     pub output: PathBuf,
     /// Region `X0,Z0,X1,Z1` in world metres (west, south, east, north; default: the whole map).
@@ -171,7 +171,7 @@ fn build(args: &NavmeshBuildArgs, term: &Arc<crate::report::Terminal>) -> Result
     let start = std::time::Instant::now();
     let r = build_navmesh(&req).with_context(|| format!("navmesh of {}", file.display()))?;
     reporter.info(format!(
-        "navmesh: {}x{} tiles ({} with polygons, {} built, {} resumed), {} polygons ({} ground, {} shallow water; at most {} a tile), navmesh.bin {} bytes, {:.1} s",
+        "navmesh: {}x{} tiles ({} with polygons, {} built, {} resumed), {} polygons ({} ground, {} shallow water; at most {} a tile), {} {} bytes, {:.1} s",
         r.tiles_x,
         r.tiles_z,
         r.tiles_with_polys,
@@ -181,6 +181,7 @@ fn build(args: &NavmeshBuildArgs, term: &Arc<crate::report::Terminal>) -> Result
         r.polys_ground,
         r.polys_shallow_water,
         r.max_polys_per_tile,
+        if r.sets == 1 { "navmesh.bin".to_string() } else { format!("{} sets (navmesh_COL_ROW.bin, see navmesh.json)", r.sets) },
         r.bytes,
         start.elapsed().as_secs_f64()
     ));

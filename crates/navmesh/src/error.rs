@@ -21,8 +21,9 @@ pub enum NavmeshError {
     /// Detour refused a tile or a query (its status bits in hex).
     #[error("Detour: {what} failed (status {status:#010x})")]
     Detour { what: String, status: u32 },
-    /// The tiles have more polygons than 32-bit polygon references can address.
-    #[error("{tiles} tiles of up to {max_polys} polygons do not fit Detour's 32-bit polygon references (tile bits + polygon bits must be ≤ 22): build the map as several regions (an 8 km quadrant of a 16 km planet at the defaults), each its own set; the tiles stay checkpointed")]
+    /// A single tile has more polygons than 32-bit polygon references can address (a region
+    /// whose tiles only together pass the limit is written as several sets instead).
+    #[error("{tiles} tiles of up to {max_polys} polygons: one tile does not fit Detour's 32-bit polygon references (polygon bits must be ≤ 22); use a smaller --tile-size; the tiles stay checkpointed")]
     TooManyPolys { tiles: usize, max_polys: usize },
     /// A file that is not what it should be (its path and what is wrong).
     #[error("{}: {why}", path.display())]

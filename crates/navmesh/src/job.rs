@@ -58,8 +58,10 @@ pub struct NavmeshReport {
     pub max_polys_per_tile: u32,
     pub polys_ground: u64,
     pub polys_shallow_water: u64,
-    /// Bytes of `navmesh.bin`.
+    /// Bytes of the set files (`navmesh.bin`, or the `navmesh_COL_ROW.bin` of a split region).
     pub bytes: u64,
+    /// How many set files the region was written as (1: `navmesh.bin`).
+    pub sets: usize,
 }
 
 /// The identity a tile checkpoint must carry to be reused.
@@ -173,32 +175,79 @@ pub fn build_navmesh(req: &NavmeshRequest) -> Result<NavmeshReport, NavmeshError
 
     let with_polys: Vec<usize> = (0..coords.len()).filter(|&i| summaries[i].0 > 0).collect();
     let max_polys = summaries.iter().map(|t| t.0).max().unwrap_or(0);
-    let params = SetParams {
-        orig: [layout.orig[0], 0.0, layout.orig[1]],
-        tile_width: s.tile_metres(),
-        tile_height: s.tile_metres(),
-        max_tiles: with_polys.len().max(1) as i32,
-        max_polys: max_polys.max(1).next_power_of_two() as i32,
-    };
-    let (tile_bits, poly_bits) = params.ref_bits();
-    if tile_bits + poly_bits > 22 {
-        return Err(NavmeshError::TooManyPolys { tiles: with_polys.len(), max_polys: max_polys as usize });
+    let polys: Vec<u32> = summaries.iter().map(|t| t.0).collect();
+    let parts =
+        plan_sets(layout.tiles_x, layout.tiles_z, &polys).ok_or(NavmeshError::TooManyPolys { tiles: with_polys.len(), max_polys: max_polys as usize })?;
+    if parts.len() > 1 {
+        req.reporter.note(format!(
+            "the region's {} tiles of up to {max_polys} polygons do not fit one set's 32-bit polygon references: written as {} sets of {}x{} tiles (navmesh_COL_ROW.bin, listed in navmesh.json)",
+            with_polys.len(),
+            parts.len(),
+            parts[0].tiles[2] - parts[0].tiles[0],
+            parts[0].tiles[3] - parts[0].tiles[1],
+        ));
     }
 
-    // The set, streamed tile by tile from the checkpoints.
-    let bin = req.out_dir.join("navmesh.bin");
-    let mut f = AtomicFile::create(&bin).map_err(|e| NavmeshError::io(&bin, e))?;
-    write_header(f.writer(), with_polys.len() as i32, &params).map_err(|e| NavmeshError::io(&bin, e))?;
-    let mut bytes = SET_HEADER_BYTES as u64;
-    for (index, &i) in with_polys.iter().enumerate() {
-        let (tx, ty) = coords[i];
-        let path = tile_path(&work, tx, ty);
-        let tile = read_checkpoint(&path, identity, tx, ty)
-            .ok_or_else(|| NavmeshError::BadFile { path: path.clone(), why: "changed or damaged during the build; rerun to rebuild it".into() })?;
-        write_tile(f.writer(), params.tile_ref(index as u32), &tile.data).map_err(|e| NavmeshError::io(&bin, e))?;
-        bytes += 8 + tile.data.len() as u64;
+    // Each set, streamed tile by tile from the checkpoints. Every set keeps the region's origin
+    // and the tiles their grid coordinates (a tile's data names its own x, y), so the sets of a
+    // split region sit side by side in one world frame.
+    let mut sets = Vec::with_capacity(parts.len());
+    let mut first_params = None;
+    let mut bytes = 0u64;
+    for part in &parts {
+        let members: Vec<usize> = part.members(layout.tiles_x, &polys);
+        let part_max = members.iter().map(|&i| polys[i]).max().unwrap_or(0);
+        let params = SetParams {
+            orig: [layout.orig[0], 0.0, layout.orig[1]],
+            tile_width: s.tile_metres(),
+            tile_height: s.tile_metres(),
+            max_tiles: members.len().max(1) as i32,
+            max_polys: part_max.max(1).next_power_of_two() as i32,
+        };
+        let bin = req.out_dir.join(&part.file);
+        let mut f = AtomicFile::create(&bin).map_err(|e| NavmeshError::io(&bin, e))?;
+        write_header(f.writer(), members.len() as i32, &params).map_err(|e| NavmeshError::io(&bin, e))?;
+        let mut set_bytes = SET_HEADER_BYTES as u64;
+        for (index, &i) in members.iter().enumerate() {
+            let (tx, ty) = coords[i];
+            let path = tile_path(&work, tx, ty);
+            let tile = read_checkpoint(&path, identity, tx, ty)
+                .ok_or_else(|| NavmeshError::BadFile { path: path.clone(), why: "changed or damaged during the build; rerun to rebuild it".into() })?;
+            write_tile(f.writer(), params.tile_ref(index as u32), &tile.data).map_err(|e| NavmeshError::io(&bin, e))?;
+            set_bytes += 8 + tile.data.len() as u64;
+        }
+        f.commit(true).map_err(|e| NavmeshError::io(&bin, e))?;
+        bytes += set_bytes;
+        first_params.get_or_insert(params);
+        let t = part.tiles;
+        let tm = f64::from(s.tile_metres());
+        let (ox, oz) = (f64::from(layout.orig[0]), f64::from(layout.orig[1]));
+        sets.push(serde_json::json!({
+            "file": part.file,
+            "tiles": { "x0": t[0], "z0": t[1], "x1": t[2], "z1": t[3] },
+            "bounds": {
+                "west": (ox + f64::from(t[0]) * tm).max(region[0]), "south": (oz + f64::from(t[1]) * tm).max(region[1]),
+                "east": (ox + f64::from(t[2]) * tm).min(region[2]), "north": (oz + f64::from(t[3]) * tm).min(region[3]),
+            },
+            "tiles_with_polys": members.len(),
+            "max_tiles": params.max_tiles, "max_polys": params.max_polys,
+            "bytes": set_bytes,
+        }));
     }
-    f.commit(true).map_err(|e| NavmeshError::io(&bin, e))?;
+    // The sets of an earlier build of this folder that this one did not write (a split that
+    // changed) would be mistaken for this build's.
+    let written: Vec<&str> = parts.iter().map(|p| p.file.as_str()).collect();
+    if let Ok(entries) = std::fs::read_dir(&req.out_dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let is_set = name == "navmesh.bin" || (name.starts_with("navmesh_") && name.ends_with(".bin"));
+            if is_set && !written.contains(&name.as_str()) && e.file_type().is_ok_and(|t| t.is_file()) {
+                std::fs::remove_file(e.path()).map_err(|err| NavmeshError::io(&e.path(), err))?;
+            }
+        }
+    }
+    // The set header's figures (of the first set when split; each set's are in `sets`).
+    let params = first_params.expect("at least one set");
 
     let sum = |k: usize| summaries.iter().map(|t| u64::from(t.1[k])).sum::<u64>();
     let report = NavmeshReport {
@@ -212,10 +261,12 @@ pub fn build_navmesh(req: &NavmeshRequest) -> Result<NavmeshReport, NavmeshError
         polys_ground: sum(AREA_GROUND as usize),
         polys_shallow_water: sum(AREA_SHALLOW_WATER as usize),
         bytes,
+        sets: parts.len(),
     };
     let json = serde_json::json!({
         "format": "Recast demo all-tiles set (MSET version 1), little-endian, 32-bit dtPolyRef; world coordinates x east, y up, z north",
-        "file": "navmesh.bin",
+        "file": parts[0].file,
+        "sets": sets,
         "source": req.source_id,
         "region": { "west": region[0], "south": region[1], "east": region[2], "north": region[3] },
         "settings": s,
@@ -238,6 +289,57 @@ pub fn build_navmesh(req: &NavmeshRequest) -> Result<NavmeshReport, NavmeshError
         write_obj(req, &layout, region)?;
     }
     Ok(report)
+}
+
+/// The bits of a 32-bit `dtPolyRef` left to the tile and polygon indices: Detour keeps at
+/// least 10 for the salt (`dtNavMesh::init`).
+const REF_INDEX_BITS: u32 = 22;
+
+/// One set file: a rectangle of the tile grid, `[x0, z0, x1, z1)` in tiles from the south-west.
+#[derive(Clone, Debug, PartialEq)]
+struct SetPart {
+    tiles: [i32; 4],
+    file: String,
+}
+
+impl SetPart {
+    /// Indices (row-major from the south-west, as the build's tile list) of the part's tiles
+    /// that hold polygons.
+    fn members(&self, tiles_x: i32, polys: &[u32]) -> Vec<usize> {
+        let [x0, z0, x1, z1] = self.tiles;
+        (z0..z1).flat_map(|z| (x0..x1).map(move |x| (z * tiles_x + x) as usize)).filter(|&i| polys[i] > 0).collect()
+    }
+}
+
+/// The fewest sets, a k × k split of the tile grid, whose every part fits 32-bit references
+/// (its tile count and largest tile's polygons within [`REF_INDEX_BITS`]): the whole region as
+/// `navmesh.bin` when it fits (every region of up to 4 km at the defaults), else parts named
+/// `navmesh_COL_ROW.bin` (column from the west, row from the south). None when even a single
+/// tile does not fit.
+fn plan_sets(tiles_x: i32, tiles_z: i32, polys: &[u32]) -> Option<Vec<SetPart>> {
+    let bits = |n: u32| n.max(1).next_power_of_two().trailing_zeros();
+    for k in 1..=tiles_x.max(tiles_z) {
+        let (wx, wz) = ((tiles_x + k - 1) / k, (tiles_z + k - 1) / k);
+        let mut parts = Vec::new();
+        let mut fits = true;
+        for row in 0..k {
+            for col in 0..k {
+                let t = [col * wx, row * wz, ((col + 1) * wx).min(tiles_x), ((row + 1) * wz).min(tiles_z)];
+                if t[0] >= t[2] || t[1] >= t[3] {
+                    continue;
+                }
+                let part = SetPart { tiles: t, file: if k == 1 { "navmesh.bin".into() } else { format!("navmesh_{col}_{row}.bin") } };
+                let members = part.members(tiles_x, polys);
+                let max = members.iter().map(|&i| polys[i]).max().unwrap_or(0);
+                fits &= bits(members.len() as u32) + bits(max) <= REF_INDEX_BITS;
+                parts.push(part);
+            }
+        }
+        if fits {
+            return Some(parts);
+        }
+    }
+    None
 }
 
 /// Numbers that came from `f32`s written as their shortest `f32` text (0.1, not
@@ -278,4 +380,50 @@ fn write_obj(req: &NavmeshRequest, layout: &TileLayout, region: [f64; 4]) -> Res
         }
     }
     f.commit(true).map_err(|e| NavmeshError::io(&path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_region_that_fits_is_one_set() {
+        let polys = vec![300u32; 32 * 32];
+        let parts = plan_sets(32, 32, &polys).unwrap();
+        assert_eq!(parts, vec![SetPart { tiles: [0, 0, 32, 32], file: "navmesh.bin".into() }]);
+    }
+
+    #[test]
+    fn a_planet_splits_into_the_fewest_sets_that_fit() {
+        // A 16 km planet at the defaults: 128 x 128 tiles; with 535 polygons in one tile the
+        // whole needs 14 + 10 bits, a quadrant 12 + 10.
+        let (nx, nz) = (128, 128);
+        let mut polys = vec![200u32; nx * nz];
+        polys[5000] = 535;
+        polys[7] = 0;
+        let parts = plan_sets(nx as i32, nz as i32, &polys).unwrap();
+        let names: Vec<&str> = parts.iter().map(|p| p.file.as_str()).collect();
+        assert_eq!(names, ["navmesh_0_0.bin", "navmesh_1_0.bin", "navmesh_0_1.bin", "navmesh_1_1.bin"]);
+        assert_eq!(parts[1].tiles, [64, 0, 128, 64]);
+        // The parts hold every tile with polygons exactly once.
+        let mut all: Vec<usize> = parts.iter().flat_map(|p| p.members(nx as i32, &polys)).collect();
+        all.sort_unstable();
+        let expected: Vec<usize> = (0..nx * nz).filter(|&i| polys[i] > 0).collect();
+        assert_eq!(all, expected);
+        // Without the large tile, 256 polygons (8 bits) and 14 tile bits fit as one set.
+        polys[5000] = 200;
+        assert_eq!(plan_sets(nx as i32, nz as i32, &polys).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn uneven_grids_and_impossible_tiles() {
+        // 5 x 3 tiles of 2^20 polygons: one tile a set (0 + 20 bits), 3 x 3 parts where the
+        // grid has tiles, none empty.
+        let polys = vec![1u32 << 20; 15];
+        let parts = plan_sets(5, 3, &polys).unwrap();
+        assert!(parts.iter().all(|p| p.members(5, &polys).len() <= 4), "{parts:?}");
+        assert_eq!(parts.iter().map(|p| p.members(5, &polys).len()).sum::<usize>(), 15);
+        // A tile that alone needs 23 bits cannot be written.
+        assert_eq!(plan_sets(2, 2, &[1, 1, 1 << 22 | 1, 1]), None);
+    }
 }
