@@ -242,7 +242,7 @@ pub fn build_navmesh(req: &NavmeshRequest) -> Result<NavmeshReport, NavmeshError
             let name = e.file_name().to_string_lossy().into_owned();
             let is_set = name == "navmesh.bin" || (name.starts_with("navmesh_") && name.ends_with(".bin"));
             if is_set && !written.contains(&name.as_str()) && e.file_type().is_ok_and(|t| t.is_file()) {
-                std::fs::remove_file(e.path()).map_err(|err| NavmeshError::io(&e.path(), err))?;
+                std::fs::remove_file(e.path()).map_err(|err| NavmeshError::io(e.path(), err))?;
             }
         }
     }
