@@ -176,12 +176,14 @@ impl PyTerrain {
 
 impl PyTerrain {
     /// The points of a query (`xs`, `zs` as in `sample`): their shape and (x, z) pairs; a
-    /// single point off the map is a `ValueError`, off-map points of an array one warning.
+    /// single point off the map is a `ValueError`, off-map points of an array one warning
+    /// (saying their `what`, "heights" say, are NaN).
     fn query_points(
         &self,
         py: Python<'_>,
         xs: &PyArrayLikeDyn<'_, f32, AllowTypeChange>,
         zs: &PyArrayLikeDyn<'_, f32, AllowTypeChange>,
+        what: &str,
     ) -> PyResult<(Vec<usize>, Vec<(f32, f32)>)> {
         if xs.shape() != zs.shape() {
             return Err(PyValueError::new_err(format!("xs and zs must have the same shape, got {:?} and {:?}", xs.shape(), zs.shape())));
@@ -198,7 +200,7 @@ impl PyTerrain {
                 return Err(PyValueError::new_err(first.to_string()));
             }
             let count = points.iter().filter(off_map).count();
-            warn(py, format!("{count} of {} points are off the map (their values are NaN); the first: {first}", points.len()))?;
+            warn(py, format!("{count} of {} points are off the map (their {what} are NaN); the first: {first}", points.len()))?;
         }
         Ok((shape, points))
     }
@@ -275,23 +277,7 @@ impl PyTerrain {
         xs: PyArrayLikeDyn<'py, f32, AllowTypeChange>,
         zs: PyArrayLikeDyn<'py, f32, AllowTypeChange>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if xs.shape() != zs.shape() {
-            return Err(PyValueError::new_err(format!("xs and zs must have the same shape, got {:?} and {:?}", xs.shape(), zs.shape())));
-        }
-        let shape = xs.shape().to_vec();
-        let points: Vec<(f32, f32)> = xs.as_array().iter().zip(zs.as_array().iter()).map(|(&x, &z)| (x, z)).collect();
-        if let Some((x, z)) = points.iter().find(|(x, z)| !(x.is_finite() && z.is_finite())) {
-            return Err(PyValueError::new_err(format!("coordinates must be finite, got ({x}, {z})")));
-        }
-        let off_map = |&&(x, z): &&(f32, f32)| !self.heights.on_map(x, z);
-        if let Some(&(x, z)) = points.iter().find(off_map) {
-            let first = OffMap::Point { x, z, half: self.heights.half_width() };
-            if shape.is_empty() {
-                return Err(PyValueError::new_err(first.to_string()));
-            }
-            let count = points.iter().filter(off_map).count();
-            warn(py, format!("{count} of {} points are off the map (their heights are NaN); the first: {first}", points.len()))?;
-        }
+        let (shape, points) = self.query_points(py, &xs, &zs, "heights")?;
         let heights = py.detach(|| self.heights.heights_at(&points));
         let array = ArrayD::from_shape_vec(IxDyn(&shape), heights).map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(array.into_pyarray(py).into_any())
@@ -309,7 +295,7 @@ impl PyTerrain {
         xs: PyArrayLikeDyn<'py, f32, AllowTypeChange>,
         zs: PyArrayLikeDyn<'py, f32, AllowTypeChange>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (shape, points) = self.query_points(py, &xs, &zs)?;
+        let (shape, points) = self.query_points(py, &xs, &zs, "slopes")?;
         let mut out = vec![0.0f32; points.len()];
         py.detach(|| self.heights.slopes_at_into(&points, &mut out));
         let array = ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -324,7 +310,7 @@ impl PyTerrain {
         xs: PyArrayLikeDyn<'py, f32, AllowTypeChange>,
         zs: PyArrayLikeDyn<'py, f32, AllowTypeChange>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (mut shape, points) = self.query_points(py, &xs, &zs)?;
+        let (mut shape, points) = self.query_points(py, &xs, &zs, "normals")?;
         let normals: Vec<f32> = py.detach(|| {
             use rayon::prelude::*;
             points.par_iter().flat_map_iter(|&(x, z)| self.heights.normal_at(x, z).unwrap_or([f32::NAN; 3])).collect()

@@ -358,32 +358,48 @@ pub unsafe extern "C" fn trnbake_height_at(t: *const TrnbakeTerrain, x: f32, z: 
 #[no_mangle]
 pub unsafe extern "C" fn trnbake_heights(t: *const TrnbakeTerrain, n: usize, xs: *const f32, zs: *const f32, out: *mut f32) -> c_int {
     guard("trnbake_heights", -1, || {
-        let t = terrain(t)?;
-        for (p, what) in [(xs, "xs"), (zs, "zs"), (out.cast_const(), "out")] {
-            if p.is_null() {
-                return Err(CapiError::Null(what));
-            }
-        }
-        check_len("the point list", n)?;
-        // The points are copied before `out` becomes a slice, so an `out` that is `xs` or `zs`
-        // never aliases a live shared slice. The copy is sized by the caller: reserved
-        // fallibly, so a list larger than memory is an error return, never an abort.
-        let mut points: Vec<(f32, f32)> = Vec::new();
-        points.try_reserve_exact(n).map_err(|_| CapiError::TooLong { what: "the point list", n })?;
-        {
-            let (xs, zs) = (std::slice::from_raw_parts(xs, n), std::slice::from_raw_parts(zs, n));
-            points.extend(xs.iter().copied().zip(zs.iter().copied()));
-        }
         // In parallel, each point with the layers that touch it: bit-identical to single calls.
-        let off = t.heights.heights_at_into(&points, std::slice::from_raw_parts_mut(out, n));
-        if off > 0 {
-            let &(x, z) = points.iter().find(|&&(x, z)| !t.heights.on_map(x, z)).expect("a point is off the map");
-            let first = OffMap::Point { x, z, half: t.heights.half_width() };
-            set_error(&CapiError::SomeOffMap { count: off, n, first });
-            return Ok(c_int::try_from(off).unwrap_or(c_int::MAX));
-        }
-        Ok(0)
+        point_batch(t, n, xs, zs, out, |h, points, out| h.heights_at_into(points, out))
     })
+}
+
+/// The body of the batch point queries (`trnbake_heights`, `trnbake_slopes`): checks the
+/// pointers and length, copies the points (so an `out` that is `xs` or `zs` never aliases a
+/// live shared slice; reserved fallibly, so a list larger than memory is an error return,
+/// never an abort), runs `eval` (which writes NaN off the map and returns how many such
+/// points), and names the first off-map point in `trnbake_last_error()`.
+///
+/// # Safety
+/// As the callers': `xs`, `zs` and `out` are NULL or point to `n` floats each.
+unsafe fn point_batch(
+    t: *const TrnbakeTerrain,
+    n: usize,
+    xs: *const f32,
+    zs: *const f32,
+    out: *mut f32,
+    eval: impl FnOnce(&HeightEvaluator, &[(f32, f32)], &mut [f32]) -> usize,
+) -> Result<c_int, CapiError> {
+    let t = terrain(t)?;
+    for (p, what) in [(xs, "xs"), (zs, "zs"), (out.cast_const(), "out")] {
+        if p.is_null() {
+            return Err(CapiError::Null(what));
+        }
+    }
+    check_len("the point list", n)?;
+    let mut points: Vec<(f32, f32)> = Vec::new();
+    points.try_reserve_exact(n).map_err(|_| CapiError::TooLong { what: "the point list", n })?;
+    {
+        let (xs, zs) = (std::slice::from_raw_parts(xs, n), std::slice::from_raw_parts(zs, n));
+        points.extend(xs.iter().copied().zip(zs.iter().copied()));
+    }
+    let off = eval(&t.heights, &points, std::slice::from_raw_parts_mut(out, n));
+    if off > 0 {
+        let &(x, z) = points.iter().find(|&&(x, z)| !t.heights.on_map(x, z)).expect("a point is off the map");
+        let first = OffMap::Point { x, z, half: t.heights.half_width() };
+        set_error(&CapiError::SomeOffMap { count: off, n, first });
+        return Ok(c_int::try_from(off).unwrap_or(c_int::MAX));
+    }
+    Ok(0)
 }
 
 /// Heights of a region of posts into the caller's buffer: `cols × rows` posts at
@@ -508,29 +524,7 @@ pub unsafe extern "C" fn trnbake_slope_at(t: *const TrnbakeTerrain, x: f32, z: f
 /// `t` is NULL or a live handle; `xs`, `zs` and `out` are NULL or point to `n` floats each.
 #[no_mangle]
 pub unsafe extern "C" fn trnbake_slopes(t: *const TrnbakeTerrain, n: usize, xs: *const f32, zs: *const f32, out: *mut f32) -> c_int {
-    guard("trnbake_slopes", -1, || {
-        let t = terrain(t)?;
-        for (p, what) in [(xs, "xs"), (zs, "zs"), (out.cast_const(), "out")] {
-            if p.is_null() {
-                return Err(CapiError::Null(what));
-            }
-        }
-        check_len("the point list", n)?;
-        let mut points: Vec<(f32, f32)> = Vec::new();
-        points.try_reserve_exact(n).map_err(|_| CapiError::TooLong { what: "the point list", n })?;
-        {
-            let (xs, zs) = (std::slice::from_raw_parts(xs, n), std::slice::from_raw_parts(zs, n));
-            points.extend(xs.iter().copied().zip(zs.iter().copied()));
-        }
-        let off = t.heights.slopes_at_into(&points, std::slice::from_raw_parts_mut(out, n));
-        if off > 0 {
-            let &(x, z) = points.iter().find(|&&(x, z)| !t.heights.on_map(x, z)).expect("a point is off the map");
-            let first = OffMap::Point { x, z, half: t.heights.half_width() };
-            set_error(&CapiError::SomeOffMap { count: off, n, first });
-            return Ok(c_int::try_from(off).unwrap_or(c_int::MAX));
-        }
-        Ok(0)
-    })
+    guard("trnbake_slopes", -1, || point_batch(t, n, xs, zs, out, |h, points, out| h.slopes_at_into(points, out)))
 }
 
 /// The lowest and highest ground over the box [x0, x1] × [z0, z1] into `*min` and `*max`,
