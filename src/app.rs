@@ -403,6 +403,13 @@ pub fn bake_pipeline(args: &crate::cli::BakeArgs, term: &std::sync::Arc<crate::r
     request.normals = args.surface.normals;
     request.maps = args.maps.clone();
     request.flora_supersample = args.flora_supersample;
+    if !(0.0..=90.0).contains(&args.max_slope) {
+        bail!("--max-slope {} must be 0..=90 degrees", args.max_slope);
+    }
+    if !(args.water_depth.is_finite() && args.water_depth >= 0.0) {
+        bail!("--water-depth {} must be 0 or more metres", args.water_depth);
+    }
+    request.spawn = trnbake_swg::spawn::SpawnRule { max_slope: args.max_slope, water_depth: args.water_depth };
     request.export = export_choice(&args.export)?;
     request.backend = args.backend;
     request.adapter_filter = args.adapter.clone();

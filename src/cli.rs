@@ -472,6 +472,14 @@ pub struct BakeArgs {
     /// SOE's PIMP on 93–100 % of flora cells against 69–100 % (docs: Surface maps).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub flora_supersample: u32,
+    /// The spawnable map: ground steeper than this (degrees) is not spawnable (the navmesh's
+    /// default agent limit).
+    #[arg(long, value_name = "DEGREES", default_value_t = trnbake_swg::spawn::SpawnRule::DEFAULT_MAX_SLOPE)]
+    pub max_slope: f32,
+    /// The spawnable map: water deeper than this (m) is not spawnable; shallower is (0: dry
+    /// ground only).
+    #[arg(long, value_name = "M", default_value_t = trnbake_swg::spawn::SpawnRule::DEFAULT_WATER_DEPTH)]
+    pub water_depth: f32,
     #[command(flatten)]
     pub export: ExportArgs,
     #[command(flatten)]

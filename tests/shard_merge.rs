@@ -12,8 +12,10 @@ use std::process::Output;
 
 use common::{run_ok as run, tmp_path as tmp, trnbake};
 
-/// Every map, the opt-in ones too.
-const EVERY_MAP: &str = "height,normals,splat,flora,flora_families,scatter,water,env,color,exclude,smap,preview";
+/// Every map of the catalogue, the opt-in ones too.
+fn every_map() -> String {
+    trnbake_swg::maps::MAPS.iter().map(|m| m.name).collect::<Vec<_>>().join(",")
+}
 
 fn bake(trn: Option<&Path>, out: &Path, args: &[&str]) -> Output {
     let mut c = trnbake();
@@ -86,7 +88,8 @@ fn remove(dirs: impl IntoIterator<Item = PathBuf>) {
 fn every_map_of_two_planets_merges_to_the_unsharded_bake_for_1_3_and_7_shards() {
     for (file, spacing) in [("terrain/tatooine.trn", "16"), ("terrain/dathomir.trn", "32")] {
         let Some(trn) = common::real_file(file) else { return };
-        let args = ["--backend", "cpu", "--spacing", spacing, "--maps", EVERY_MAP, "--tile", "200", "--band-rows", "128"];
+        let every = every_map();
+        let args = ["--backend", "cpu", "--spacing", spacing, "--maps", &every, "--tile", "200", "--band-rows", "128"];
         let single = tmp(&format!("single-{spacing}"));
         bake(Some(&trn), &single, &args);
         assert!(single.join("splat_0.png").is_file() && single.join("flora_collidable_points.csv").is_file(), "every map is there");
@@ -96,7 +99,7 @@ fn every_map_of_two_planets_merges_to_the_unsharded_bake_for_1_3_and_7_shards() 
             remove(shards.into_iter().chain([merged]));
         }
         // Other tile and band sizes give the same maps (the manifest records the tile size).
-        let other = ["--backend", "cpu", "--spacing", spacing, "--maps", EVERY_MAP, "--tile", "96", "--band-rows", "256"];
+        let other = ["--backend", "cpu", "--spacing", spacing, "--maps", &every, "--tile", "96", "--band-rows", "256"];
         let (shards, merged) = shards_and_merge(Some(&trn), &format!("planet{spacing}-other"), 3, &other);
         assert_same_files(&single, &merged, false, &format!("{file} at {spacing} m, 3 shards of other tiles and bands"));
         remove(shards.into_iter().chain([merged, single]));

@@ -284,7 +284,7 @@ impl PyTerrain {
     }
 
     /// Ground slopes in degrees (0 flat, 90 vertical) at world points, from central
-    /// differences of the exact heights 1 m either side (`trnbake_swg::query`, the C API's
+    /// differences of the exact heights 2 m either side (`trnbake_swg::query`, the C API's
     /// `trnbake_slope_at`).
     ///
     /// `xs` and `zs` as in `sample`: a single point off the map raises `ValueError`; in an

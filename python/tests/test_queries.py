@@ -14,7 +14,8 @@ def test_slope_and_normal_are_the_central_differences_of_the_heights(tatooine):
     xs = rng.uniform(-7000, 7000, 300).astype(np.float32)
     zs = rng.uniform(-7000, 7000, 300).astype(np.float32)
     h = lambda dx, dz: tatooine.sample(xs + np.float32(dx), zs + np.float32(dz))
-    n = np.stack([-(h(1, 0) - h(-1, 0)), np.full(xs.shape, 2.0, np.float32), -(h(0, 1) - h(0, -1))], axis=-1)
+    # 2 m either side (trnbake_swg::query::NORMAL_STEP): one post at the native spacing.
+    n = np.stack([-(h(2, 0) - h(-2, 0)), np.full(xs.shape, 4.0, np.float32), -(h(0, 2) - h(0, -2))], axis=-1)
     n /= np.linalg.norm(n, axis=-1, keepdims=True)
     normals = tatooine.normal(xs, zs)
     assert normals.shape == (300, 3) and normals.dtype == np.float32

@@ -72,7 +72,7 @@ class Terrain:
         """
     def slope(self, xs: npt.ArrayLike, zs: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """Ground slopes in degrees (0 flat, 90 vertical) at world points, from central
-        differences of the exact heights 1 m either side (the C API's ``trnbake_slope_at``).
+        differences of the exact heights 2 m either side (the C API's ``trnbake_slope_at``).
         Off-map points as in ``sample``: ``ValueError`` for a single point, NaN and one
         ``RuntimeWarning`` in an array."""
     def normal(self, xs: npt.ArrayLike, zs: npt.ArrayLike) -> npt.NDArray[np.float32]:

@@ -137,6 +137,9 @@ pub struct BakeRecipe {
     pub surface: SurfaceOptions,
     pub normals: NormalMethod,
     pub flora_supersample: u32,
+    /// Absent from the recipes of bakes before the spawnable map: the defaults.
+    #[serde(default)]
+    pub spawn: trnbake_swg::spawn::SpawnRule,
     pub region: Option<[f64; 4]>,
     pub spacing: Option<f64>,
     pub tile: Option<u32>,

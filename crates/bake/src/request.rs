@@ -20,6 +20,7 @@ use crate::params::{BakeRecipe, MapRequest};
 use crate::surface_maps::SurfaceMapsJob;
 use crate::{post_count, Backend, BakeJob, BakeParams, BakeReport, Error, Result, Shard};
 use trnbake_swg::maps::{default_maps, MapKind};
+use trnbake_swg::spawn::SpawnRule;
 
 /// What to bake. [`BakeRequest::from_file`], [`BakeRequest::demo`] or [`BakeRequest::new`] fill
 /// the defaults (the whole map at the file's own post spacing, `auto` maps, GeoTIFF + PNG
@@ -41,6 +42,8 @@ pub struct BakeRequest {
     /// Flora maps from the mean over N × N sub-posts of each post's square (1: the post
     /// alone); see [`SurfaceMapsJob::flora_supersample`].
     pub flora_supersample: u32,
+    /// The `spawnable` map's limits (`--max-slope`, `--water-depth`; the navmesh's defaults).
+    pub spawn: SpawnRule,
     /// West, south, east, north (world metres); `None`: the whole map.
     pub region: Option<[f64; 4]>,
     /// Metres between posts; `None`: the file's pole spacing.
@@ -101,6 +104,7 @@ impl BakeRequest {
             surface: SurfaceOptions::default(),
             normals: NormalMethod::default(),
             flora_supersample: 1,
+            spawn: SpawnRule::default(),
             region: None,
             spacing: None,
             tile: None,
@@ -198,6 +202,7 @@ impl BakeRequest {
             surface: self.surface,
             normals: self.normals,
             flora_supersample: self.flora_supersample,
+            spawn: self.spawn,
             region: self.region,
             spacing: self.spacing,
             tile: self.tile,
@@ -239,6 +244,7 @@ impl BakeRequest {
             maps,
             normals: self.normals,
             flora_supersample: self.flora_supersample.max(1),
+            spawn: self.spawn,
             citation: format!("SWG {} local metres", self.name),
             tiff: self.export.tiff,
             band_rows: self.band_rows,
@@ -272,6 +278,7 @@ impl BakeRecipe {
         r.surface = self.surface;
         r.normals = self.normals;
         r.flora_supersample = self.flora_supersample;
+        r.spawn = self.spawn;
         r.region = self.region;
         r.spacing = self.spacing;
         r.tile = self.tile;

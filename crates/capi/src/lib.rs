@@ -486,7 +486,7 @@ pub unsafe extern "C" fn trnbake_map_width(t: *const TrnbakeTerrain) -> f32 {
 }
 
 /// The ground's unit normal at world (x, z) into `out[0..3]` (x east, y up, z north): central
-/// differences of the exact heights 1 m either side.
+/// differences of the exact heights 2 m either side.
 ///
 /// Returns 0, or a negative value with `trnbake_last_error()` set (a NULL pointer, a point off
 /// the map; `out` is then left alone).

@@ -45,5 +45,6 @@ pub mod noise;
 pub mod plan;
 pub mod query;
 pub mod report;
+pub mod spawn;
 pub mod surface;
 pub mod water;

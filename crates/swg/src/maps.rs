@@ -35,6 +35,8 @@ pub enum MapKind {
     Exclude,
     Smap,
     Preview,
+    Slope,
+    Spawnable,
 }
 
 /// What a map's files hold, in a form a reader can decide on.
@@ -52,6 +54,10 @@ pub enum Samples {
     Probability,
     /// Points (CSV) or chunk flags with a JSON description.
     Other,
+    /// Float32 degrees (GeoTIFF).
+    Degrees,
+    /// UInt8 codes (GeoTIFF), named in a legend.
+    Codes,
 }
 
 /// A row of the catalogue.
@@ -253,11 +259,35 @@ pub const MAPS: &[MapInfo] = &[
         gdal_colour: "RGB",
         default: true,
     },
+    MapInfo {
+        kind: MapKind::Slope,
+        name: "slope",
+        files: &["slope.tif"],
+        samples: Samples::Degrees,
+        description: "the ground's slope in degrees (central differences one post either side; at 2 m, `slope_at`)",
+        needs_surface_passes: false,
+        whole_grid_figure: false,
+        legend: None,
+        gdal_colour: "Gray",
+        default: false,
+    },
+    MapInfo {
+        kind: MapKind::Spawnable,
+        name: "spawnable",
+        files: &["spawnable.tif", "spawnable.tif.aux.xml", "spawnable_legend.json"],
+        samples: Samples::Codes,
+        description: "1 where a creature may stand (--water-depth, --max-slope, no exclusion or flatten), else the reason (legend)",
+        needs_surface_passes: true,
+        whole_grid_figure: false,
+        legend: Some("spawnable_legend.json"),
+        gdal_colour: "Gray",
+        default: false,
+    },
 ];
 
 impl MapKind {
     /// Every map, in order.
-    pub const ALL: [MapKind; 12] = [
+    pub const ALL: [MapKind; 14] = [
         MapKind::Height,
         MapKind::Normals,
         MapKind::Splat,
@@ -270,6 +300,8 @@ impl MapKind {
         MapKind::Exclude,
         MapKind::Smap,
         MapKind::Preview,
+        MapKind::Slope,
+        MapKind::Spawnable,
     ];
 
     /// The map's row of [`MAPS`].
@@ -315,7 +347,7 @@ pub fn default_maps(t: &Terrain, surface: &SurfaceEvaluator) -> Vec<MapKind> {
         MapKind::Env => has(&[AFFECTOR_ENVIRONMENT]),
         MapKind::Color => has(&[AFFECTOR_COLOR_CONSTANT, AFFECTOR_COLOR_RAMP_HEIGHT, AFFECTOR_COLOR_RAMP_FRACTAL]),
         MapKind::Exclude => has(&[AFFECTOR_EXCLUDE, AFFECTOR_PASSABLE]),
-        MapKind::FloraFamilies | MapKind::Scatter | MapKind::Smap => false,
+        MapKind::FloraFamilies | MapKind::Scatter | MapKind::Smap | MapKind::Slope | MapKind::Spawnable => false,
     };
     MapKind::ALL.into_iter().filter(|&m| m.info().default && fed(m)).collect()
 }

@@ -7,11 +7,13 @@ use rayon::prelude::*;
 
 use crate::eval::{height_at_point, HeightEvaluator, OffMap};
 use crate::grid::Grid;
+use crate::spawn::{central_normal, slope_degrees};
 
-/// Half the distance between the height samples of [`HeightEvaluator::normal_at`], m: the
-/// central difference over 2 m, the native post spacing of the planets, so a point's normal
-/// matches the normals a bake computes from its posts at 2 m.
-pub const NORMAL_STEP: f32 = 1.0;
+/// Half the distance between the height samples of [`HeightEvaluator::normal_at`], m: one
+/// post either side at the planets' native 2 m spacing, so [`HeightEvaluator::slope_at`] at a
+/// post of a 2 m bake equals the `slope` map there bit for bit (one formula:
+/// [`crate::spawn::slope_degrees`]).
+pub const NORMAL_STEP: f32 = 2.0;
 
 /// The default sampling step of [`HeightEvaluator::line_of_sight`], m (horizontal).
 pub const LOS_STEP: f32 = 0.5;
@@ -69,17 +71,19 @@ impl HeightEvaluator {
         // `height_anywhere` bit for bit).
         let tile = self.plan.tile_layers([x - d, z - d, x + d, z + d]);
         let h = |x: f32, z: f32| height_at_point(&self.plan, &tile, x, z);
-        let dx = h(x + d, z) - h(x - d, z);
-        let dz = h(x, z + d) - h(x, z - d);
-        let n = [-dx, 2.0 * d, -dz];
-        let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-        Ok([n[0] / len, n[1] / len, n[2] / len])
+        Ok(central_normal(h(x + d, z) - h(x - d, z), h(x, z + d) - h(x, z - d), d))
     }
 
-    /// The ground's slope at (x, z) in degrees (0 flat, 90 vertical), from
+    /// The ground's slope at (x, z) in degrees (0 flat, 90 vertical), from the normal of
     /// [`HeightEvaluator::normal_at`].
     pub fn slope_at(&self, x: f32, z: f32) -> Result<f32, OffMap> {
-        Ok(self.normal_at(x, z)?[1].clamp(-1.0, 1.0).acos().to_degrees())
+        if !self.on_map(x, z) {
+            return Err(OffMap::Point { x, z, half: self.half_width() });
+        }
+        let d = NORMAL_STEP;
+        let tile = self.plan.tile_layers([x - d, z - d, x + d, z + d]);
+        let h = |x: f32, z: f32| height_at_point(&self.plan, &tile, x, z);
+        Ok(slope_degrees(h(x + d, z), h(x - d, z), h(x, z + d), h(x, z - d), d))
     }
 
     /// [`HeightEvaluator::slope_at`] at many points in parallel into `out` (same length);
@@ -243,13 +247,14 @@ mod tests {
         for &(x, z) in &[(0.0, 0.0), (100.0, -250.0), (-731.5, 402.25)] {
             let n = e.normal_at(x, z).unwrap();
             assert!(((n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt() - 1.0).abs() < 1e-5);
-            let gx = (e.height_at(x + 1.0, z) - e.height_at(x - 1.0, z)) / 2.0;
-            let gz = (e.height_at(x, z + 1.0) - e.height_at(x, z - 1.0)) / 2.0;
+            let d = NORMAL_STEP;
+            let gx = (e.height_at(x + d, z) - e.height_at(x - d, z)) / (2.0 * d);
+            let gz = (e.height_at(x, z + d) - e.height_at(x, z - d)) / (2.0 * d);
             let slope = (gx * gx + gz * gz).sqrt().atan().to_degrees();
             assert!((e.slope_at(x, z).unwrap() - slope).abs() < 1e-3, "{x},{z}");
-            let dx = e.height_anywhere(x + 1.0, z) - e.height_anywhere(x - 1.0, z);
-            let dz = e.height_anywhere(x, z + 1.0) - e.height_anywhere(x, z - 1.0);
-            let m = [-dx, 2.0, -dz];
+            let dx = e.height_anywhere(x + d, z) - e.height_anywhere(x - d, z);
+            let dz = e.height_anywhere(x, z + d) - e.height_anywhere(x, z - d);
+            let m = [-dx, 2.0 * d, -dz];
             let len = (m[0] * m[0] + m[1] * m[1] + m[2] * m[2]).sqrt();
             assert_eq!(n, [m[0] / len, m[1] / len, m[2] / len], "one culled list gives the same heights");
         }

@@ -57,6 +57,10 @@ pub enum Plane {
     /// The exclusion and passability mask bytes.
     Exclude,
     Passable,
+    /// The slope in degrees (f32, `trnbake_swg::spawn::slope_degrees`).
+    Slope,
+    /// The spawnable code byte (`trnbake_swg::spawn`).
+    Spawnable,
 }
 
 impl Plane {
@@ -64,8 +68,8 @@ impl Plane {
     pub fn bytes(self) -> usize {
         match self {
             Plane::Normals | Plane::Preview | Plane::Color => 3,
-            Plane::ShaderId | Plane::FloraId(_) | Plane::FloraProbability(_) | Plane::WaterLevel | Plane::Environment | Plane::PreviewShade => 4,
-            Plane::WaterMask | Plane::Exclude | Plane::Passable | Plane::Splat => 1,
+            Plane::ShaderId | Plane::FloraId(_) | Plane::FloraProbability(_) | Plane::WaterLevel | Plane::Environment | Plane::PreviewShade | Plane::Slope => 4,
+            Plane::WaterMask | Plane::Exclude | Plane::Passable | Plane::Splat | Plane::Spawnable => 1,
         }
     }
 }

@@ -86,6 +86,11 @@ pub(super) struct BandValues<'a> {
     pub(super) normals: &'a [[f32; 3]],
     pub(super) results: &'a [PostSurface],
     pub(super) water: &'a [Option<f32>],
+    /// Whether a flatten boundary holds each post (empty unless the spawnable map is wanted).
+    pub(super) flattened: &'a [bool],
+    /// The grid's spacing, m (the slope's central differences).
+    pub(super) spacing: f32,
+    pub(super) spawn: SpawnRule,
 }
 
 impl<'a> BandValues<'a> {
@@ -123,7 +128,16 @@ impl<'a> BandValues<'a> {
     /// The values of the post in column `c` of the band's row `r`.
     pub(super) fn post(&self, c: usize, r: usize) -> PostValues<'a> {
         let i = r * self.cols + c;
-        PostValues { result: &self.results[i], normal: self.normals[i], height: self.heights.at(c, r), water: self.water.get(i).copied().flatten() }
+        PostValues {
+            result: &self.results[i],
+            normal: self.normals[i],
+            height: self.heights.at(c, r),
+            water: self.water.get(i).copied().flatten(),
+            cross: self.heights.cross(c, r),
+            spacing: self.spacing,
+            flattened: self.flattened.get(i).copied().unwrap_or(false),
+            spawn: self.spawn,
+        }
     }
 }
 
@@ -134,6 +148,19 @@ pub(super) struct PostValues<'a> {
     pub(super) height: f32,
     /// The water surface over the post, if any.
     pub(super) water: Option<f32>,
+    /// The heights one post east, west, north and south.
+    pub(super) cross: [f32; 4],
+    pub(super) spacing: f32,
+    pub(super) flattened: bool,
+    pub(super) spawn: SpawnRule,
+}
+
+impl PostValues<'_> {
+    /// The slope in degrees: `slope_at`'s formula one post either side.
+    fn slope(&self) -> f32 {
+        let [e, w, n, s] = self.cross;
+        slope_degrees(e, w, n, s, self.spacing)
+    }
 }
 
 impl PostValues<'_> {
@@ -187,6 +214,16 @@ impl PostValues<'_> {
             }
             Plane::Exclude => out[0] = if r.excluded { 255 } else { 0 },
             Plane::Passable => out[0] = if r.passable.unwrap_or(1) != 0 { 255 } else { 0 },
+            Plane::Slope => f32_bytes(out, self.slope()),
+            Plane::Spawnable => {
+                out[0] = self.spawn.classify(&SpawnPost {
+                    height: self.height,
+                    water: self.water,
+                    slope: self.slope(),
+                    excluded: r.excluded,
+                    flattened: self.flattened,
+                })
+            }
             Plane::Preview | Plane::PreviewShade => {
                 let shade = 0.35 + 0.65 * hillshade(self.normal);
                 // Water, else the shader family's legend colour, shaded; else a tint by height
@@ -343,7 +380,16 @@ mod tests {
                 let family = [0, 3, 3, 3, 3, 8][next(6) as usize];
                 *layer = (family, weights[next(weights.len() as u64) as usize]);
             }
-            let post = PostValues { result: &result, normal: [0.0, 1.0, 0.0], height: 0.0, water: None };
+            let post = PostValues {
+                result: &result,
+                normal: [0.0, 1.0, 0.0],
+                height: 0.0,
+                water: None,
+                cross: [0.0; 4],
+                spacing: 2.0,
+                flattened: false,
+                spawn: SpawnRule::default(),
+            };
             let (fams, bytes, n) = post.splat_bytes();
             let mut want: Vec<i32> = post_splat_families(&result).collect();
             want.sort_unstable();

@@ -60,6 +60,7 @@ use trnbake_swg::grid::TileSpec;
 use trnbake_swg::maps::MapKind;
 use trnbake_swg::model::Terrain;
 use trnbake_swg::plan::FLORA_CLASSES;
+use trnbake_swg::spawn::{slope_degrees, SpawnPost, SpawnRule, SPAWN_LEGEND};
 use trnbake_swg::surface::grid::{
     band_apron_heights, band_normals, band_results, evaluate, ClassProbabilities, HeightsView, PassSelection, PostSurface, SurfaceGrid,
 };
@@ -95,6 +96,8 @@ pub struct SurfaceMapsJob {
     /// --flora-supersample N`, on the CPU: [`trnbake_swg::surface::supersample`]); 1 reads
     /// the post alone.
     pub flora_supersample: u32,
+    /// The spawnable map's limits (`--max-slope`, `--water-depth`).
+    pub spawn: SpawnRule,
 }
 
 /// What [`SurfaceMapsJob::stream`] wrote, and how.
@@ -250,6 +253,12 @@ impl SurfaceMapsJob {
         if w(MapKind::Preview) {
             planes.extend([Plane::Preview, Plane::PreviewShade]);
         }
+        if w(MapKind::Slope) {
+            planes.push(Plane::Slope);
+        }
+        if w(MapKind::Spawnable) {
+            planes.push(Plane::Spawnable);
+        }
         BandLayout { planes, probabilities: w(MapKind::FloraFamilies) || w(MapKind::Scatter) }
     }
 
@@ -282,6 +291,10 @@ impl SurfaceMapsJob {
             h.update(&ramps);
         }
         h.update(format!("{:?}|{:?}|{:?}|{}|{}|v2", se.opts, self.normals, self.layout(), self.citation, self.flora_supersample).as_bytes());
+        // The spawn rule changes the spawnable plane only (older fingerprints stay as they were).
+        if self.want(MapKind::Spawnable) {
+            h.update(format!("|{:?}", self.spawn).as_bytes());
+        }
         trnbake_raster::hex(&h.finalize())
     }
 }

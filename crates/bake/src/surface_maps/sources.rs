@@ -3,7 +3,7 @@
 
 use super::*;
 
-/// One plane of the band checkpoints as height samples (f32 planes) for the GeoTIFF and
+/// One plane of the band checkpoints as samples (f32 planes, code bytes) for the GeoTIFF and
 /// 16-bit PNG writers; `wait`: rows are read as bands finish.
 pub(super) struct PlaneSource<'a> {
     pub(super) set: &'a BandSet,
@@ -19,12 +19,18 @@ impl HeightSource for PlaneSource<'_> {
     fn read_block(&self, c0: u32, r0: u32, cols: u32, rows: u32, out: &mut [f32]) -> io::Result<()> {
         trnbake_raster::source::check_block(&self.set.grid, c0, r0, cols, rows, out)?;
         let w = self.set.grid.cols as usize;
-        let mut bytes = vec![0u8; w * rows as usize * 4];
+        // f32 planes, or code bytes (the spawnable map) as their values.
+        let size = self.plane.bytes();
+        let mut bytes = vec![0u8; w * rows as usize * size];
         self.set.read_plane(self.plane, r0, rows, &mut bytes)?;
         for (r, row) in out.chunks_exact_mut(cols.max(1) as usize).enumerate() {
-            let src = &bytes[(r * w + c0 as usize) * 4..];
-            for (v, b) in row.iter_mut().zip(src.chunks_exact(4)) {
-                *v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            let src = &bytes[(r * w + c0 as usize) * size..];
+            for (v, b) in row.iter_mut().zip(src.chunks_exact(size)) {
+                *v = match *b {
+                    [b0, b1, b2, b3] => f32::from_le_bytes([b0, b1, b2, b3]),
+                    [code] => f32::from(code),
+                    _ => unreachable!("planes are 1 or 4 bytes a post as GeoTIFFs"),
+                };
             }
         }
         Ok(())

@@ -84,7 +84,7 @@ impl SurfaceMapsJob {
             });
             let encode = move |k: usize, band: ComputedBand, to_checkpoint: &std::sync::mpsc::SyncSender<(usize, Vec<u8>)>| -> (f64, bool) {
                 let t = Instant::now();
-                let bytes = self.encode_band(set, bands[k], &band.values(&grid), band.probabilities.as_deref());
+                let bytes = self.encode_band(set, bands[k], &band.values(&grid, self.spawn), band.probabilities.as_deref());
                 drop(band);
                 // A closed queue: the checkpoint thread stopped on an error, reported below.
                 (t.elapsed().as_secs_f64(), to_checkpoint.send((k, bytes)).is_ok())
@@ -228,7 +228,7 @@ impl SurfaceMapsJob {
             (results, probabilities)
         };
         let t = Instant::now();
-        let needs_water = self.layout().planes.iter().any(|p| matches!(p, Plane::WaterLevel | Plane::WaterMask | Plane::Preview));
+        let needs_water = self.layout().planes.iter().any(|p| matches!(p, Plane::WaterLevel | Plane::WaterMask | Plane::Preview | Plane::Spawnable));
         let water: Vec<Option<f32>> = if needs_water {
             let cols = grid.cols as usize;
             (0..results.len())
@@ -243,7 +243,18 @@ impl SurfaceMapsJob {
             Vec::new()
         };
         timing.water_seconds += t.elapsed().as_secs_f64();
-        Ok(ComputedBand { padded, normals, results, probabilities, water })
+        // The flatten boundaries (the spawnable map): a height walk on the CPU, on either
+        // backend, settled without one wherever the culled layers hold no flatten.
+        let flattened = if self.want(MapKind::Spawnable) {
+            let t = Instant::now();
+            let mut f = vec![false; results.len()];
+            inputs.height_evaluator.flattened_region(grid, 0, r0, grid.cols, rows, &mut f);
+            timing.passes_seconds += t.elapsed().as_secs_f64();
+            f
+        } else {
+            Vec::new()
+        };
+        Ok(ComputedBand { padded, normals, results, probabilities, water, flattened })
     }
 }
 
@@ -255,16 +266,20 @@ pub(super) struct ComputedBand {
     pub(super) results: Vec<PostSurface>,
     pub(super) probabilities: Option<Vec<ClassProbabilities>>,
     pub(super) water: Vec<Option<f32>>,
+    pub(super) flattened: Vec<bool>,
 }
 
 impl ComputedBand {
-    pub(super) fn values(&self, grid: &Grid) -> BandValues<'_> {
+    pub(super) fn values(&self, grid: &Grid, spawn: SpawnRule) -> BandValues<'_> {
         BandValues {
             cols: grid.cols as usize,
             heights: HeightsView::padded(grid, &self.padded),
             normals: &self.normals,
             results: &self.results,
             water: &self.water,
+            flattened: &self.flattened,
+            spacing: grid.spacing as f32,
+            spawn,
         }
     }
 }

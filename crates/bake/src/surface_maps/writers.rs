@@ -61,8 +61,13 @@ impl SurfaceMapsJob {
             })
         };
         let tif = move |name: String, plane: Plane, sample: TiffSample, names: Option<Vec<(u32, String)>>| -> Writer<'s> {
-            // Ids and classes: overviews (COG) pick a value instead of averaging.
-            let opts = if matches!(sample, TiffSample::U16 { .. }) { self.tiff.for_ids() } else { self.tiff };
+            // Ids and codes: overviews (COG) pick a value instead of averaging. Degrees are no
+            // height: no unit (and no vertical GeoKey) for the slope.
+            let opts = match (sample, plane) {
+                (TiffSample::U16 { .. } | TiffSample::U8, _) => self.tiff.for_ids(),
+                (_, Plane::Slope) => GeoTiffOptions { unit: None, ..self.tiff },
+                _ => self.tiff,
+            };
             Box::new(move || {
                 let path = dir.join(name);
                 let mut files =
@@ -116,6 +121,28 @@ impl SurfaceMapsJob {
         if self.want(MapKind::Exclude) {
             out.push((order(MapKind::Exclude), png("exclude.png", Plane::Exclude, 1)));
             out.push((order(MapKind::Exclude) + 1, png("passable.png", Plane::Passable, 1)));
+        }
+        if self.want(MapKind::Slope) {
+            out.push((order(MapKind::Slope), tif("slope.tif".into(), Plane::Slope, TiffSample::F32, None)));
+        }
+        if self.want(MapKind::Spawnable) {
+            let names = SPAWN_LEGEND.iter().map(|&(v, name, _)| (u32::from(v), name.to_string())).collect();
+            out.push((order(MapKind::Spawnable), tif("spawnable.tif".into(), Plane::Spawnable, TiffSample::U8, Some(names))));
+            let spawn = self.spawn;
+            out.push((
+                order(MapKind::Spawnable) + 2,
+                Box::new(move || {
+                    let codes: Vec<_> =
+                        SPAWN_LEGEND.iter().map(|&(value, name, meaning)| serde_json::json!({ "value": value, "name": name, "meaning": meaning })).collect();
+                    let legend = serde_json::json!({
+                        "codes": codes,
+                        "max_slope_degrees": spawn.max_slope,
+                        "water_depth_m": spawn.water_depth,
+                        "reasons": "a post that is not spawnable has the code of the first reason in this order",
+                    });
+                    Ok(vec![write_json(&dir.join("spawnable_legend.json"), &legend)?])
+                }),
+            ));
         }
         if self.want(MapKind::Preview) {
             let rows = PreviewRows { set, heights: inputs.heights, range: inputs.range };

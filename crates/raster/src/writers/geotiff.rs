@@ -99,12 +99,12 @@ impl Compression {
     }
 
     /// TIFF `Predictor` for these samples: floating point (3) for Float32, horizontal (2) for
-    /// UInt16, none (1) without compression (libtiff applies one only with compression).
+    /// UInt16 and UInt8, none (1) without compression (libtiff applies one only with compression).
     pub fn predictor(self, sample: TiffSample) -> u16 {
         match (self, sample) {
             (Compression::None, _) => 1,
             (_, TiffSample::F32) => 3,
-            (_, TiffSample::U16 { .. }) => 2,
+            (_, TiffSample::U16 { .. } | TiffSample::U8) => 2,
         }
     }
 
@@ -219,6 +219,9 @@ pub enum TiffSample {
     F32,
     /// UInt16, `h = raw · scale + offset`, raw 65535 = nodata.
     U16 { scale: f64, offset: f64 },
+    /// UInt8 codes or classes (`spawnable.tif`): each value rounded to 0..=255 (NaN → 0), no
+    /// scale, no nodata.
+    U8,
 }
 
 impl TiffSample {
@@ -226,6 +229,7 @@ impl TiffSample {
         match self {
             TiffSample::F32 => 4,
             TiffSample::U16 { .. } => 2,
+            TiffSample::U8 => 1,
         }
     }
 
@@ -233,6 +237,7 @@ impl TiffSample {
         match self {
             TiffSample::F32 => "geotiff-f32",
             TiffSample::U16 { .. } => "geotiff-u16",
+            TiffSample::U8 => "geotiff-u8",
         }
     }
 }
@@ -612,6 +617,7 @@ impl GeoTiffStreamWriter {
         let (bits, sample_format) = match self.sample {
             TiffSample::F32 => (32u16, 3u16),
             TiffSample::U16 { .. } => (16, 1),
+            TiffSample::U8 => (8, 1),
         };
         let mut ifd = Ifd::default();
         ifd.push(256, Value::Long(vec![g.cols])); // ImageWidth
@@ -639,12 +645,12 @@ impl GeoTiffStreamWriter {
         Ok(ifd)
     }
 
-    /// `GDAL_NODATA`: 65535 for UInt16, `nan` for Float32 holding NaN.
+    /// `GDAL_NODATA`: 65535 for UInt16, `nan` for Float32 holding NaN, none for UInt8.
     fn nodata(&self) -> Option<&'static str> {
         match self.sample {
             TiffSample::U16 { .. } => Some("65535"),
             TiffSample::F32 if self.has_nan => Some("nan"),
-            TiffSample::F32 => None,
+            TiffSample::F32 | TiffSample::U8 => None,
         }
     }
 
@@ -799,6 +805,14 @@ fn encode_block<'a>(
                     }
                 }
             }
+            TiffSample::U8 => {
+                let mut prev = 0u8;
+                for (&v, out) in src.iter().zip(dst.iter_mut()) {
+                    let v = encode_u8(v);
+                    *out = if predict { v.wrapping_sub(prev) } else { v };
+                    prev = v;
+                }
+            }
         }
     }
     match opts.compression {
@@ -902,6 +916,7 @@ impl Stats {
                     let raw = encode_u16(h, scale, offset, U16_MAX_DATA, U16_NODATA);
                     (raw != U16_NODATA).then_some(f64::from(raw))
                 }
+                TiffSample::U8 => Some(f64::from(encode_u8(h))),
             }
         };
         let (mut n, mut sum, mut lo, mut hi) = (0u64, 0.0f64, f64::INFINITY, f64::NEG_INFINITY);
@@ -963,6 +978,15 @@ fn float_predict_row(src: &[f32], dst: &mut [u8]) {
 
 /// Horizontal predictor (TIFF predictor 2) for one row of u16 samples, in the file's
 /// (= host) byte order.
+/// A UInt8 sample of `v`: rounded, clamped to 0..=255, NaN → 0.
+fn encode_u8(v: f32) -> u8 {
+    if v.is_nan() {
+        0
+    } else {
+        v.round().clamp(0.0, 255.0) as u8
+    }
+}
+
 fn horizontal_predict_row_u16(src: impl Iterator<Item = u16>, dst: &mut [u8]) {
     let mut prev = 0u16;
     for (v, out) in src.zip(dst.chunks_exact_mut(2)) {

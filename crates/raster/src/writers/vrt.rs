@@ -34,6 +34,7 @@ pub fn write_vrt(path: &Path, grid: &Grid, tiles: &[VrtTile], sample: TiffSample
     let (dtype, nodata, scale_offset) = match sample {
         TiffSample::F32 => ("Float32", None, None),
         TiffSample::U16 { scale, offset } => ("UInt16", Some(U16_NODATA), Some((scale, offset))),
+        TiffSample::U8 => ("Byte", None, None),
     };
     let mut x = String::new();
     let _ = writeln!(x, r#"<VRTDataset rasterXSize="{}" rasterYSize="{}">"#, grid.cols, grid.rows);

@@ -240,6 +240,13 @@ impl HeightsView<'_> {
     pub fn at(&self, c: usize, r: usize) -> f32 {
         self.data[self.origin + r * self.stride + c]
     }
+
+    /// The heights of the posts east, west, north and south of post (c, r) of a padded band
+    /// (whose apron holds the neighbours of its edge posts).
+    pub fn cross(&self, c: usize, r: usize) -> [f32; 4] {
+        let i = self.origin + r * self.stride + c;
+        [self.data[i + 1], self.data[i - 1], self.data[i + self.stride], self.data[i - self.stride]]
+    }
 }
 
 /// Both surface passes (or the shader pass alone) at the posts of rows `r0..r0 + rows` of
