@@ -20,8 +20,8 @@
 //!   may be shared by any number of threads; it is freed once, after all of them are done.
 //!
 //! - **Paths too, as a feature.** With the cargo feature `navmesh`, the library also loads a
-//!   navmesh set of `trnbake navmesh` through Detour and answers straight paths ([`navmesh`];
-//!   declared in the header under `#if defined(TRNBAKE_NAVMESH)`).
+//!   navmesh set of `trnbake navmesh` through Detour and answers straight paths (the module
+//!   `navmesh`; declared in the header under `#if defined(TRNBAKE_NAVMESH)`).
 //!
 //! The functions are `unsafe` because they read and write through the caller's pointers; the
 //! rlib crate type lets Rust tests and the bench call them exactly as C does.

@@ -258,3 +258,78 @@ fn straight_path(q: &Query, filter: &rc::dtQueryFilter, a: [f32; 3], b: [f32; 3]
 fn default_filter() -> rc::dtQueryFilter {
     rc::dtQueryFilter { m_areaCost: [1.0; rc::DT_MAX_AREAS as usize], m_includeFlags: 0xffff, m_excludeFlags: 0 }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{build_navmesh, NavmeshRequest, NavmeshSettings};
+    use trnbake_swg::eval::HeightEvaluator;
+    use trnbake_swg::plan::HeightOptions;
+    use trnbake_swg::report::NullReporter;
+    use trnbake_swg::water::WaterTables;
+
+    // The promise the C API and Python make (one navmesh shared by threads), checked at compile time.
+    const _: () = {
+        const fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Navmesh>();
+    };
+
+    /// A navmesh of 128 m of the built-in demo terrain (one tile), built into a temp folder.
+    fn demo_navmesh() -> Navmesh {
+        let terrain = trnbake_swg::model::json::demo_terrain();
+        let heights = HeightEvaluator::new(&terrain, &HeightOptions::default()).unwrap();
+        let water = WaterTables::new(&terrain);
+        let out = std::env::temp_dir().join(format!("trnbake-navmesh-detour-{}", std::process::id()));
+        let req = NavmeshRequest {
+            heights: &heights,
+            water: &water,
+            settings: NavmeshSettings::default(),
+            region: Some([0.0, 0.0, 128.0, 128.0]),
+            out_dir: out.clone(),
+            source_id: "demo".into(),
+            obj: false,
+            reporter: &NullReporter,
+        };
+        build_navmesh(&req).unwrap();
+        let nav = Navmesh::open(&out.join("navmesh.bin")).unwrap();
+        let _ = std::fs::remove_dir_all(&out);
+        nav
+    }
+
+    #[test]
+    fn ground_paths_start_and_end_on_the_ground_under_their_points() {
+        let mut nav = demo_navmesh();
+        // Points of a 4 m lattice with a polygon under them (dry feet).
+        nav.set_flags(FLAG_WALK, FLAG_SHALLOW_WATER);
+        let on: Vec<(f32, f32)> =
+            (1..32).flat_map(|i| (1..32).map(move |j| (i as f32 * 4.0, j as f32 * 4.0))).filter(|&(x, z)| nav.ground_at(x, z).unwrap().is_some()).collect();
+        assert!(on.len() > 500, "{} of 961 lattice points are on the mesh", on.len());
+        let (a, b) = (on[0], on[on.len() - 1]);
+        let path = nav.ground_path(a, b, false).unwrap().expect("the corners of the region are connected");
+        let (first, last) = (path[0], path[path.len() - 1]);
+        assert_eq!((first[0], first[2]), a);
+        assert_eq!((last[0], last[2]), b);
+        // The ends' heights are those of the polygons under them, as `ground_at` finds them.
+        assert_eq!(first[1], nav.ground_at(a.0, a.1).unwrap().unwrap().1);
+        assert_eq!(last[1], nav.ground_at(b.0, b.1).unwrap().unwrap().1);
+
+        // Outside the region: OffMesh, naming the point, whichever end it is.
+        for (p, q) in [(a, (500.0, 500.0)), ((500.0, 500.0), a)] {
+            match nav.ground_path(p, q, true) {
+                Err(NavmeshError::OffMesh { x, z }) => assert_eq!((x, z), (500.0, 500.0)),
+                other => panic!("{other:?}"),
+            }
+        }
+
+        // Threads sharing the navmesh get the same corners (they take turns on the query).
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..10 {
+                        assert_eq!(nav.ground_path(a, b, false).unwrap().as_ref(), Some(&path));
+                    }
+                });
+            }
+        });
+    }
+}
