@@ -8,7 +8,7 @@
  * Prints the corners of the straight path (x,y,z, one a line, %.9g so they read back exactly),
  * then checks the other returns: the count alone, a buffer too small, an end off the mesh, a
  * NULL handle, a missing file. Exits non-zero when a check fails
- * (crates/capi/tests/navmesh.rs compiles and runs it in `cargo test --features navmesh`). */
+ * (crates/capi/tests/navmesh_paths.rs compiles and runs it in `cargo test --features navmesh`). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

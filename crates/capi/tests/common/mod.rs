@@ -1,4 +1,4 @@
-//! What the tests that compile and run C programs share (`c_programs.rs`, `navmesh.rs`): the
+//! What the tests that compile and run C programs share (`c_programs.rs`, `navmesh_paths.rs`): the
 //! library cargo built, the compilers, the real data (a printed skip when missing, a failure
 //! with `CI=true`).
 
