@@ -191,19 +191,8 @@ fn build(args: &NavmeshBuildArgs, term: &Arc<crate::report::Terminal>) -> Result
 fn path(file: &std::path::Path, from: &str, to: &str, wade: bool) -> Result<()> {
     let point = |s: &str| parse_point(s).with_context(|| format!("`{s}` is not X,Z (two numbers)"));
     let (a, b) = (point(from)?, point(to)?);
-    let mut nav = Navmesh::open(file)?;
-    if !wade {
-        nav.set_flags(trnbake_navmesh::settings::FLAG_WALK, trnbake_navmesh::settings::FLAG_SHALLOW_WATER);
-    }
-    // The points come without heights: the polygon under each, at any height.
-    let ground = |q: (f32, f32), text: &str| -> Result<[f32; 3]> {
-        match nav.ground_at(q.0, q.1)? {
-            Some((_, y)) => Ok([q.0, y, q.1]),
-            None => bail!("{}: no walkable polygon under {text}", file.display()),
-        }
-    };
-    let (pa, pb) = (ground(a, from)?, ground(b, to)?);
-    let Some(corners) = nav.straight_path(pa, pb, [0.5, 1.0, 0.5])? else {
+    let nav = Navmesh::open(file)?;
+    let Some(corners) = nav.ground_path(a, b, wade).with_context(|| file.display().to_string())? else {
         bail!("{}: no path from {from} to {to} (they are not connected on the mesh)", file.display());
     };
     let mut out = std::io::stdout().lock();

@@ -5,6 +5,8 @@
 
 pub mod bake;
 pub mod dataset;
+#[cfg(feature = "navmesh")]
+pub mod navmesh;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -542,13 +544,15 @@ impl PyBake {
     }
 }
 
-/// trnbake's native module: `Terrain` and `Bake` (see the `trnbake` package).
+/// trnbake's native module: `Terrain`, `Bake` and `Navmesh` (see the `trnbake` package).
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTerrain>()?;
     m.add_class::<PyBake>()?;
     m.add("MAP_NAMES", MAP_NAMES.to_vec())?;
     dataset::register(m)?;
+    #[cfg(feature = "navmesh")]
+    navmesh::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Terrain", "Bake", "MAP_NAMES", "MAP_ARRAYS", "__version__", "_grid", "_default_maps", "_legends", "_window"]
+__all__ = ["Terrain", "Bake", "Navmesh", "MAP_NAMES", "MAP_ARRAYS", "__version__", "_grid", "_default_maps", "_legends", "_window"]
 
 __version__: str
 
@@ -160,6 +160,34 @@ class Bake:
     @property
     def splat_families(self) -> List[int]:
         """The shader family ids of the channels of "splat_weights", in order."""
+
+@final
+class Navmesh:
+    """A navmesh set (``navmesh.bin``, or one ``navmesh_COL_ROW.bin``, as ``trnbake navmesh``
+    writes them) with every tile loaded into Detour.
+
+    Raises ``OSError`` (``FileNotFoundError``, ...) when the file cannot be read, ``ValueError``
+    when it is not a set or Detour refuses a tile. A ``Navmesh`` may be shared between threads
+    (their paths take turns on Detour's query object).
+    """
+
+    def __new__(cls, path: _Path) -> Navmesh: ...
+    @property
+    def file(self) -> Path:
+        """The file the set was loaded from (``path`` is the method that finds paths)."""
+    @property
+    def tiles(self) -> int:
+        """Tiles loaded."""
+    def path(self, a: Tuple[float, float], b: Tuple[float, float], wade: bool = False) -> Optional[npt.NDArray[np.float32]]:
+        """The straight path from ``a`` to ``b``, each ``(x, z)`` in world metres (x east, z
+        north): each end is put on the polygon under it, at any height, and Detour's path joins
+        them. Only walkable polygons are used, shallow water too when ``wade``.
+
+        Returns the corners as a float32 array of shape (n, 3), rows x, y, z (y up: the mesh's
+        height) from ``a`` to ``b``, the same as ``trnbake navmesh path`` prints; None when the
+        navmesh does not connect the ends. Raises ``ValueError`` for an end with no walkable
+        polygon under it (outside the set's region, too steep, in water). GIL released.
+        """
 
 # The native half of ``trnbake.open_dataset`` (``trnbake._dataset``).
 def _grid(terrain: Terrain, region: Optional[Tuple[float, float, float, float]] = None, spacing: Optional[float] = None) -> Dict[str, Any]: ...

@@ -24,6 +24,56 @@
  */
 #define TRNBAKE_WARNING 2
 
+#if defined(TRNBAKE_NAVMESH)
+/**
+ * `trnbake_navmesh_path`: the path was found; `*count` corners are in `out_xyz`.
+ */
+#define TRNBAKE_PATH_FOUND 0
+#endif
+
+#if defined(TRNBAKE_NAVMESH)
+/**
+ * `trnbake_navmesh_path`: both ends are on the navmesh but it does not connect them;
+ * `*count` is 0.
+ */
+#define TRNBAKE_NO_PATH 1
+#endif
+
+#if defined(TRNBAKE_NAVMESH)
+/**
+ * `trnbake_navmesh_path`: a NULL handle or pointer, a failing Detour query, or a caught panic
+ * (`trnbake_last_error()` says which).
+ */
+#define TRNBAKE_PATH_ERROR -1
+#endif
+
+#if defined(TRNBAKE_NAVMESH)
+/**
+ * `trnbake_navmesh_path`: an end has no walkable polygon under it (outside the set's region,
+ * too steep, in deep water, or in shallow water without wading); the message names the point.
+ */
+#define TRNBAKE_PATH_OFF_MESH -2
+#endif
+
+#if defined(TRNBAKE_NAVMESH)
+/**
+ * `trnbake_navmesh_path`: the path has more corners than `capacity`; `*count` is set to the
+ * number needed (call again with a buffer of `3 * *count` floats), `out_xyz` is unspecified.
+ */
+#define TRNBAKE_PATH_SHORT_BUFFER -3
+#endif
+
+#if defined(TRNBAKE_NAVMESH)
+/**
+ * A navmesh set loaded into Detour, with its query object. Opaque to C.
+ *
+ * One handle may be shared by threads: the calls on it take turns on Detour's query object
+ * (it is not thread-safe); open one handle per thread for parallel paths. Free it once with
+ * `trnbake_navmesh_free` after all of them are done.
+ */
+typedef struct TrnbakeNavmesh TrnbakeNavmesh;
+#endif
+
 /**
  * An opened terrain: its height evaluator and water tables. Opaque to C.
  *
@@ -258,6 +308,64 @@ int trnbake_lines_of_sight(const TrnbakeTerrain *t,
  * `t` is NULL or a live handle, not used again afterwards.
  */
 void trnbake_terrain_free(TrnbakeTerrain *t);
+
+#if defined(TRNBAKE_NAVMESH)
+/**
+ * Opens a navmesh set (`navmesh.bin`, or one `navmesh_COL_ROW.bin` of a split region, as
+ * `trnbake navmesh` writes them) and loads every tile into Detour.
+ *
+ * Returns NULL on failure; then `trnbake_last_error()` says why (a missing file, a file that
+ * is not a set, a tile Detour refuses). Free the handle with `trnbake_navmesh_free`.
+ *
+ * # Safety
+ * `path` is NULL or a NUL-terminated string.
+ */
+TrnbakeNavmesh *trnbake_navmesh_open(const char *path);
+#endif
+
+#if defined(TRNBAKE_NAVMESH)
+/**
+ * The straight path from world (x0, z0) to (x1, z1) (x east, z north): each end is put on the
+ * navmesh's polygon under it, at any height, and Detour's path joins them; its corners go to
+ * `out_xyz` as x, y, z triples (y up: the mesh's height), from the start to the end. Only
+ * walkable polygons are used, shallow water too when `wade` is non-zero. The same corners as
+ * `trnbake navmesh path` prints.
+ *
+ * `out_xyz` holds `capacity` corners (`3 * capacity` floats); it may be NULL when `capacity`
+ * is 0, to ask for the count alone.
+ *
+ * Returns `TRNBAKE_PATH_FOUND` (0) with the corners written and `*count` set to their number;
+ * `TRNBAKE_NO_PATH` (1) when the navmesh does not connect the ends (`*count` = 0); or a
+ * negative code with `trnbake_last_error()` set: `TRNBAKE_PATH_OFF_MESH` (an end with no
+ * walkable polygon under it), `TRNBAKE_PATH_SHORT_BUFFER` (`*count` = the corners needed),
+ * `TRNBAKE_PATH_ERROR` (a NULL handle or `count`, `out_xyz` NULL with a non-zero capacity, a
+ * failing Detour query).
+ *
+ * # Safety
+ * `nav` is NULL or a handle from `trnbake_navmesh_open` not yet freed; `out_xyz` is NULL or
+ * points to `3 * capacity` floats; `count` is NULL or points to one `size_t`.
+ */
+int trnbake_navmesh_path(const TrnbakeNavmesh *nav,
+                         float x0,
+                         float z0,
+                         float x1,
+                         float z1,
+                         int wade,
+                         float *out_xyz,
+                         size_t capacity,
+                         size_t *count);
+#endif
+
+#if defined(TRNBAKE_NAVMESH)
+/**
+ * Frees a handle from `trnbake_navmesh_open`. NULL is ignored. Call it once, after every
+ * thread using the handle is done with it.
+ *
+ * # Safety
+ * `nav` is NULL or a live handle, not used again afterwards.
+ */
+void trnbake_navmesh_free(TrnbakeNavmesh *nav);
+#endif
 
 #ifdef __cplusplus
 }  // extern "C"

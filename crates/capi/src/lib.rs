@@ -19,6 +19,10 @@
 //! - **One handle, many threads.** A [`TrnbakeTerrain`] is immutable once opened, so one handle
 //!   may be shared by any number of threads; it is freed once, after all of them are done.
 //!
+//! - **Paths too, as a feature.** With the cargo feature `navmesh`, the library also loads a
+//!   navmesh set of `trnbake navmesh` through Detour and answers straight paths (the module
+//!   `navmesh`; declared in the header under `#if defined(TRNBAKE_NAVMESH)`).
+//!
 //! The functions are `unsafe` because they read and write through the caller's pointers; the
 //! rlib crate type lets Rust tests and the bench call them exactly as C does.
 
@@ -34,6 +38,11 @@ use trnbake_swg::plan::{HeightOptions, PlanError};
 use trnbake_swg::query::QueryError;
 use trnbake_swg::report::{Level, Reporter};
 use trnbake_swg::water::WaterTables;
+
+#[cfg(feature = "navmesh")]
+pub mod navmesh;
+#[cfg(feature = "navmesh")]
+pub use navmesh::*;
 
 /// Why a call failed; its text (with the `source()` chain) is what [`trnbake_last_error`] returns.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +80,14 @@ pub enum CapiError {
     /// Some segments of a batch were refused (-1 in the output), the others are set.
     #[error("{count} of {n} segments are refused (-1); the first, segment {first}: {why}")]
     SomeRefused { count: usize, n: usize, first: usize, why: String },
+    /// A navmesh set that cannot be loaded, a point off the navmesh, a failing Detour query.
+    #[cfg(feature = "navmesh")]
+    #[error(transparent)]
+    Navmesh(#[from] trnbake_navmesh::NavmeshError),
+    /// A path with more corners than the caller's buffer holds.
+    #[cfg(feature = "navmesh")]
+    #[error("the output buffer holds {have} corners, the path has {need}")]
+    ShortPath { have: usize, need: usize },
     #[error("panic inside {function}: {message}")]
     Panic { function: &'static str, message: String },
 }

@@ -57,4 +57,17 @@ fn the_checked_in_header_is_fresh() {
     ] {
         assert!(fresh.contains(name), "the header lacks `{name}`");
     }
+    // The `navmesh` feature's declarations are there whatever this build's features (the
+    // header is generated from the source), each under the guard a C program defines.
+    for name in [
+        "typedef struct TrnbakeNavmesh TrnbakeNavmesh;",
+        "TrnbakeNavmesh *trnbake_navmesh_open(",
+        "int trnbake_navmesh_path(",
+        "void trnbake_navmesh_free(",
+        "#define TRNBAKE_NO_PATH 1",
+    ] {
+        let at = fresh.find(name).unwrap_or_else(|| panic!("the header lacks `{name}`"));
+        let guard = fresh[..at].rfind("#if defined(TRNBAKE_NAVMESH)").expect("a navmesh guard before it");
+        assert!(!fresh[guard..at].contains("#endif"), "`{name}` is outside `#if defined(TRNBAKE_NAVMESH)`");
+    }
 }

@@ -15,6 +15,11 @@ pub enum NavmeshError {
     /// A point off the map, or one the navmesh does not cover.
     #[error(transparent)]
     OffMap(#[from] trnbake_swg::eval::OffMap),
+    /// A point given without a height has no walkable polygon of the navmesh under it (outside
+    /// the set's region, on ground too steep or too close to an edge, in deep water, or in
+    /// shallow water when wading is off).
+    #[error("the point {x},{z} is off the navmesh: no walkable polygon under it (outside the set's region, too steep, in deep water, or in shallow water without wading)")]
+    OffMesh { x: f32, z: f32 },
     /// Recast failed on a tile (the step that failed).
     #[error("tile {tx},{ty}: Recast's {step} failed")]
     Recast { tx: i32, ty: i32, step: &'static str },
