@@ -67,7 +67,22 @@ impl Encode for f32 {
 }
 
 impl Encode for [u8; 4] {
+    /// RGBA, or RGB where every pixel is opaque (a quarter fewer bytes to filter and
+    /// compress; decoders give alpha 255). The all-transparent tile (a map layer's tiles
+    /// past its edges, water's dry land) is encoded once and its bytes reused.
     fn encode(tile: &mut [[u8; 4]]) -> std::io::Result<Vec<u8>> {
+        static EMPTY: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+        if tile.iter().all(|p| *p == [0; 4]) {
+            if let Some(b) = EMPTY.get() {
+                return Ok(b.clone());
+            }
+            let b = png_bytes(tile.as_flattened(), png::ColorType::Rgba)?;
+            return Ok(EMPTY.get_or_init(|| b).clone());
+        }
+        if tile.iter().all(|p| p[3] == 255) {
+            let rgb: Vec<u8> = tile.iter().flat_map(|p| [p[0], p[1], p[2]]).collect();
+            return png_bytes(&rgb, png::ColorType::Rgb);
+        }
         png_bytes(tile.as_flattened(), png::ColorType::Rgba)
     }
 }
