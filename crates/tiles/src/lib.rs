@@ -196,6 +196,36 @@ impl Tap {
     }
 }
 
+/// The band's rows under one output pixel row: the two around its sample (`lo`, `hi`, weight
+/// `f` of `hi`) and the nearest (`near`, none off the grid), each post after post with
+/// `channels` samples a post.
+struct Rows<'a> {
+    lo: &'a [f32],
+    hi: &'a [f32],
+    f: f32,
+    near: Option<&'a [f32]>,
+    channels: usize,
+}
+
+impl<'a> Rows<'a> {
+    fn new(band: &'a Band, rv: &Tap) -> Self {
+        Self { lo: band.row(rv.lo), hi: band.row(rv.hi), f: rv.f, near: rv.near.map(|r| band.row(r)), channels: band.channels }
+    }
+
+    /// The first `N` channels bilinear at column tap `cu` (one bounds check a post, not a
+    /// channel).
+    #[inline(always)]
+    fn bilinear<const N: usize>(&self, cu: &Tap) -> [f32; N] {
+        let (l, h) = (cu.lo as usize * self.channels, cu.hi as usize * self.channels);
+        let (a0, a1, b0, b1) = (&self.lo[l..l + N], &self.lo[h..h + N], &self.hi[l..l + N], &self.hi[h..h + N]);
+        std::array::from_fn(|k| {
+            let a = a0[k] * (1.0 - cu.f) + a1[k] * cu.f;
+            let b = b0[k] * (1.0 - cu.f) + b1[k] * cu.f;
+            a * (1.0 - self.f) + b * self.f
+        })
+    }
+}
+
 /// Values of one layer's posts resampled at a pixel centre.
 trait Sampler: Send + Sync {
     type P: Encode;
@@ -203,15 +233,8 @@ trait Sampler: Send + Sync {
     /// centre) for images, 0 for heights (MapLibre reads DEM pixel i of a tile as the height
     /// at i/512 of the tile, and bilinear between those).
     const OFFSET: f64 = 0.5;
-    /// The pixel whose sample lies at column tap `cu` and (north-first) row tap `rv`.
-    fn sample(&self, band: &Band, cu: &Tap, rv: &Tap) -> Self::P;
-}
-
-#[inline]
-fn bilinear(band: &Band, cu: &Tap, rv: &Tap, ch: usize) -> f32 {
-    let a = band.post(cu.lo, rv.lo)[ch] * (1.0 - cu.f) + band.post(cu.hi, rv.lo)[ch] * cu.f;
-    let b = band.post(cu.lo, rv.hi)[ch] * (1.0 - cu.f) + band.post(cu.hi, rv.hi)[ch] * cu.f;
-    a * (1.0 - rv.f) + b * rv.f
+    /// The pixels of one output row (`rows`) at column taps `columns`.
+    fn line(&self, rows: &Rows, columns: &[Tap], out: &mut [Self::P]);
 }
 
 /// `x.round().clamp(0.0, 255.0) as u8` without libm's `roundf` (a call per channel and
@@ -234,9 +257,10 @@ struct HeightSampler;
 impl Sampler for HeightSampler {
     type P = f32;
     const OFFSET: f64 = 0.0;
-    #[inline]
-    fn sample(&self, band: &Band, cu: &Tap, rv: &Tap) -> f32 {
-        bilinear(band, cu, rv, 0)
+    fn line(&self, rows: &Rows, columns: &[Tap], out: &mut [f32]) {
+        for (p, cu) in out.iter_mut().zip(columns) {
+            *p = rows.bilinear::<1>(cu)[0];
+        }
     }
 }
 
@@ -253,27 +277,33 @@ enum Paint {
 struct RgbaSampler(Paint);
 impl Sampler for RgbaSampler {
     type P = [u8; 4];
-    #[inline]
-    fn sample(&self, band: &Band, cu: &Tap, rv: &Tap) -> [u8; 4] {
-        let (Some(c), Some(r)) = (cu.near, rv.near) else { return [0; 4] };
+    fn line(&self, rows: &Rows, columns: &[Tap], out: &mut [[u8; 4]]) {
+        // Transparent off the grid: the whole row where its nearest post row is, else the
+        // columns without a nearest post. `f` gets the column tap and the index of its
+        // nearest post's first sample in a row.
+        #[inline(always)]
+        fn each(columns: &[Tap], ch: usize, out: &mut [[u8; 4]], f: impl Fn(&Tap, usize) -> [u8; 4]) {
+            for (p, cu) in out.iter_mut().zip(columns) {
+                *p = match cu.near {
+                    Some(c) => f(cu, c as usize * ch),
+                    None => [0; 4],
+                };
+            }
+        }
+        let Some(near) = rows.near else { return out.fill([0; 4]) };
+        let ch = rows.channels;
         match self.0 {
-            Paint::Rgb => [byte(bilinear(band, cu, rv, 0)), byte(bilinear(band, cu, rv, 1)), byte(bilinear(band, cu, rv, 2)), 255],
-            Paint::Water => {
-                if band.post(c, r)[0] > 127.0 {
-                    [40, 110, 220, 160]
-                } else {
-                    [0; 4]
-                }
-            }
-            Paint::Density => [30, 160, 40, byte(bilinear(band, cu, rv, 0) / 65535.0 * 230.0)],
-            Paint::Id16 => {
-                let id = band.post(c, r)[0] as u32;
+            Paint::Rgb => each(columns, ch, out, |cu, _| {
+                let [r, g, b] = rows.bilinear::<3>(cu);
+                [byte(r), byte(g), byte(b), 255]
+            }),
+            Paint::Water => each(columns, ch, out, |_, i| if near[i] > 127.0 { [40, 110, 220, 160] } else { [0; 4] }),
+            Paint::Density => each(columns, ch, out, |cu, _| [30, 160, 40, byte(rows.bilinear::<1>(cu)[0] / 65535.0 * 230.0)]),
+            Paint::Id16 => each(columns, ch, out, |_, i| {
+                let id = near[i] as u32;
                 [(id >> 8) as u8, id as u8, 0, 255]
-            }
-            Paint::Ids => {
-                let p = band.post(c, r);
-                [byte(p[0]), byte(p[1]), byte(p[2]), 255]
-            }
+            }),
+            Paint::Ids => each(columns, ch, out, |_, i| [byte(near[i]), byte(near[i + 1]), byte(near[i + 2]), 255]),
         }
     }
 }
@@ -317,9 +347,7 @@ impl<S: Sampler> AnyJob for Job<S> {
         let (band, sampler, columns) = (&self.band, &self.sampler, &self.columns);
         self.strip.par_chunks_mut(w).enumerate().for_each(|(py, line)| {
             let rv = Tap::new(v_of(pixel_z(z, py0 + off + py as f64)), grid.rows);
-            for (p, cu) in line.iter_mut().zip(columns) {
-                *p = sampler.sample(band, cu, &rv);
-            }
+            sampler.line(&Rows::new(band, &rv), columns, line);
         });
         self.pyramid.push_top(ty, &self.strip, written)
     }
