@@ -218,11 +218,14 @@ impl<'a> Rows<'a> {
     fn bilinear<const N: usize>(&self, cu: &Tap) -> [f32; N] {
         let (l, h) = (cu.lo as usize * self.channels, cu.hi as usize * self.channels);
         let (a0, a1, b0, b1) = (&self.lo[l..l + N], &self.lo[h..h + N], &self.hi[l..l + N], &self.hi[h..h + N]);
-        std::array::from_fn(|k| {
+        // A loop, not `array::from_fn` (which the compiler left as a call a pixel).
+        let mut out = [0.0; N];
+        for (k, o) in out.iter_mut().enumerate() {
             let a = a0[k] * (1.0 - cu.f) + a1[k] * cu.f;
             let b = b0[k] * (1.0 - cu.f) + b1[k] * cu.f;
-            a * (1.0 - self.f) + b * self.f
-        })
+            *o = a * (1.0 - self.f) + b * self.f;
+        }
+        out
     }
 }
 
