@@ -241,19 +241,14 @@ trait Sampler: Send + Sync {
 }
 
 /// `x.round().clamp(0.0, 255.0) as u8` without libm's `roundf` (a call per channel and
-/// pixel): the whole part plus one where the fraction is at least a half (halves away from
-/// zero, as `round`); the fraction `x - whole` is exact below 2^23.
+/// pixel) and without branches: clamped first (rounding after the clamp gives the same in
+/// [0, 255]; NaN stays NaN and casts to 0), then the whole part plus one where the
+/// fraction, exact below 2^23, is at least a half (halves away from zero, as `round`).
 #[inline]
 fn byte(x: f32) -> u8 {
-    if !(x > 0.0) {
-        // Negative, zero or NaN: round gives ≤ 0 (NaN casts to 0).
-        return 0;
-    }
-    if x >= 255.0 {
-        return 255;
-    }
-    let whole = x as u32;
-    (whole + u32::from(x - whole as f32 >= 0.5)) as u8
+    let y = x.clamp(0.0, 255.0);
+    let whole = y as u32;
+    (whole + u32::from(y - whole as f32 >= 0.5)) as u8
 }
 
 struct HeightSampler;
