@@ -429,12 +429,10 @@ pub fn run(req: TilesRequest) -> Result<TilesReport> {
     let meta = tiles_json(&name, &grid, &written_layers, min_zoom, max_zoom, &work, &flora_class, pmtiles)?;
     trnbake_raster::fsutil::write_atomic(&out.join("tiles.json"), serde_json::to_string_pretty(&meta).expect("JSON").as_bytes())
         .map_err(|e| Error::io(&out.join("tiles.json"), e))?;
-    let mut archives = Vec::new();
-    if pmtiles {
-        for l in &written_layers {
-            archives.push(write_pmtiles(&out, *l, &ranges, min_zoom, &meta)?);
-        }
-    }
+    // The layers' archives side by side (each reads its tiles back, hashes and writes them:
+    // one's reading overlaps another's writing).
+    let archives: Vec<PathBuf> =
+        if pmtiles { written_layers.par_iter().map(|l| write_pmtiles(&out, *l, &ranges, min_zoom, &meta)).collect::<Result<_>>()? } else { Vec::new() };
     viewer::write_page(&out, &meta, &assets, &*reporter)?;
     if !keep_bake {
         std::fs::remove_dir_all(&work).map_err(|e| Error::io(&work, e))?;
