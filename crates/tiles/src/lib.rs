@@ -170,6 +170,65 @@ pub struct TilesReport {
     pub grid: Grid,
 }
 
+/// Where one output pixel column (or row) reads the posts: the two posts around its sample
+/// for bilinear (`lo`, `hi`, weight `f` of `hi`, the sample clamped to the grid) and the post
+/// whose square holds it (`near`, none off the grid). Computed once per column and per row of
+/// a strip, not per pixel: a pixel's sample is (its column's tap, its row's tap).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Tap {
+    lo: u32,
+    hi: u32,
+    f: f32,
+    near: Option<u32>,
+}
+
+impl Tap {
+    /// The tap of fractional post index `u` on an axis of `n` ≥ 2 posts.
+    fn new(u: f64, n: u32) -> Self {
+        let max = f64::from(n - 1);
+        let uc = u.clamp(0.0, max);
+        let lo = uc.floor() as u32;
+        let hi = (lo + 1).min(n - 1);
+        let f = (uc - f64::from(lo)) as f32;
+        let r = u.round();
+        let near = (r >= 0.0 && r < f64::from(n)).then_some(r as u32);
+        Self { lo, hi, f, near }
+    }
+}
+
+/// The band's rows under one output pixel row: the two around its sample (`lo`, `hi`, weight
+/// `f` of `hi`) and the nearest (`near`, none off the grid), each post after post with
+/// `channels` samples a post.
+struct Rows<'a> {
+    lo: &'a [f32],
+    hi: &'a [f32],
+    f: f32,
+    near: Option<&'a [f32]>,
+    channels: usize,
+}
+
+impl<'a> Rows<'a> {
+    fn new(band: &'a Band, rv: &Tap) -> Self {
+        Self { lo: band.row(rv.lo), hi: band.row(rv.hi), f: rv.f, near: rv.near.map(|r| band.row(r)), channels: band.channels }
+    }
+
+    /// The first `N` channels bilinear at column tap `cu` (one bounds check a post, not a
+    /// channel).
+    #[inline(always)]
+    fn bilinear<const N: usize>(&self, cu: &Tap) -> [f32; N] {
+        let (l, h) = (cu.lo as usize * self.channels, cu.hi as usize * self.channels);
+        let (a0, a1, b0, b1) = (&self.lo[l..l + N], &self.lo[h..h + N], &self.hi[l..l + N], &self.hi[h..h + N]);
+        // A loop, not `array::from_fn` (which the compiler left as a call a pixel).
+        let mut out = [0.0; N];
+        for (k, o) in out.iter_mut().enumerate() {
+            let a = a0[k] * (1.0 - cu.f) + a1[k] * cu.f;
+            let b = b0[k] * (1.0 - cu.f) + b1[k] * cu.f;
+            *o = a * (1.0 - self.f) + b * self.f;
+        }
+        out
+    }
+}
+
 /// Values of one layer's posts resampled at a pixel centre.
 trait Sampler: Send + Sync {
     type P: Encode;
@@ -177,33 +236,29 @@ trait Sampler: Send + Sync {
     /// centre) for images, 0 for heights (MapLibre reads DEM pixel i of a tile as the height
     /// at i/512 of the tile, and bilinear between those).
     const OFFSET: f64 = 0.5;
-    /// `u`, `v`: fractional post column and north-first row of the pixel centre.
-    fn sample(&self, band: &Band, u: f64, v: f64) -> Self::P;
+    /// The pixels of one output row (`rows`) at column taps `columns`.
+    fn line(&self, rows: &Rows, columns: &[Tap], out: &mut [Self::P]);
 }
 
-fn bilinear(band: &Band, u: f64, v: f64, ch: usize) -> f32 {
-    let (cmax, rmax) = (f64::from(band.cols - 1), f64::from(band.rows - 1));
-    let (u, v) = (u.clamp(0.0, cmax), v.clamp(0.0, rmax));
-    let (c0, r0) = (u.floor() as u32, v.floor() as u32);
-    let (c1, r1) = ((c0 + 1).min(band.cols - 1), (r0 + 1).min(band.rows - 1));
-    let (fu, fv) = ((u - f64::from(c0)) as f32, (v - f64::from(r0)) as f32);
-    let a = band.post(c0, r0)[ch] * (1.0 - fu) + band.post(c1, r0)[ch] * fu;
-    let b = band.post(c0, r1)[ch] * (1.0 - fu) + band.post(c1, r1)[ch] * fu;
-    a * (1.0 - fv) + b * fv
-}
-
-/// The post whose square holds (`u`, `v`), if any.
-fn nearest(band: &Band, u: f64, v: f64) -> Option<(u32, u32)> {
-    let (c, r) = (u.round(), v.round());
-    (c >= 0.0 && r >= 0.0 && c < f64::from(band.cols) && r < f64::from(band.rows)).then_some((c as u32, r as u32))
+/// `x.round().clamp(0.0, 255.0) as u8` without libm's `roundf` (a call per channel and
+/// pixel) and without branches: clamped first (rounding after the clamp gives the same in
+/// [0, 255]; NaN stays NaN and casts to 0), then the whole part plus one where the
+/// fraction, exact below 2^23, is at least a half (halves away from zero, as `round`).
+#[inline]
+fn byte(x: f32) -> u8 {
+    let y = x.clamp(0.0, 255.0);
+    let whole = y as u32;
+    (whole + u32::from(y - whole as f32 >= 0.5)) as u8
 }
 
 struct HeightSampler;
 impl Sampler for HeightSampler {
     type P = f32;
     const OFFSET: f64 = 0.0;
-    fn sample(&self, band: &Band, u: f64, v: f64) -> f32 {
-        bilinear(band, u, v, 0)
+    fn line(&self, rows: &Rows, columns: &[Tap], out: &mut [f32]) {
+        for (p, cu) in out.iter_mut().zip(columns) {
+            *p = rows.bilinear::<1>(cu)[0];
+        }
     }
 }
 
@@ -220,27 +275,33 @@ enum Paint {
 struct RgbaSampler(Paint);
 impl Sampler for RgbaSampler {
     type P = [u8; 4];
-    fn sample(&self, band: &Band, u: f64, v: f64) -> [u8; 4] {
-        let Some((c, r)) = nearest(band, u, v) else { return [0; 4] };
-        let b = |x: f32| x.round().clamp(0.0, 255.0) as u8;
+    fn line(&self, rows: &Rows, columns: &[Tap], out: &mut [[u8; 4]]) {
+        // Transparent off the grid: the whole row where its nearest post row is, else the
+        // columns without a nearest post. `f` gets the column tap and the index of its
+        // nearest post's first sample in a row.
+        #[inline(always)]
+        fn each(columns: &[Tap], ch: usize, out: &mut [[u8; 4]], f: impl Fn(&Tap, usize) -> [u8; 4]) {
+            for (p, cu) in out.iter_mut().zip(columns) {
+                *p = match cu.near {
+                    Some(c) => f(cu, c as usize * ch),
+                    None => [0; 4],
+                };
+            }
+        }
+        let Some(near) = rows.near else { return out.fill([0; 4]) };
+        let ch = rows.channels;
         match self.0 {
-            Paint::Rgb => [b(bilinear(band, u, v, 0)), b(bilinear(band, u, v, 1)), b(bilinear(band, u, v, 2)), 255],
-            Paint::Water => {
-                if band.post(c, r)[0] > 127.0 {
-                    [40, 110, 220, 160]
-                } else {
-                    [0; 4]
-                }
-            }
-            Paint::Density => [30, 160, 40, b(bilinear(band, u, v, 0) / 65535.0 * 230.0)],
-            Paint::Id16 => {
-                let id = band.post(c, r)[0] as u32;
+            Paint::Rgb => each(columns, ch, out, |cu, _| {
+                let [r, g, b] = rows.bilinear::<3>(cu);
+                [byte(r), byte(g), byte(b), 255]
+            }),
+            Paint::Water => each(columns, ch, out, |_, i| if near[i] > 127.0 { [40, 110, 220, 160] } else { [0; 4] }),
+            Paint::Density => each(columns, ch, out, |cu, _| [30, 160, 40, byte(rows.bilinear::<1>(cu)[0] / 65535.0 * 230.0)]),
+            Paint::Id16 => each(columns, ch, out, |_, i| {
+                let id = near[i] as u32;
                 [(id >> 8) as u8, id as u8, 0, 255]
-            }
-            Paint::Ids => {
-                let p = band.post(c, r);
-                [b(p[0]), b(p[1]), b(p[2]), 255]
-            }
+            }),
+            Paint::Ids => each(columns, ch, out, |_, i| [byte(near[i]), byte(near[i + 1]), byte(near[i + 2]), 255]),
         }
     }
 }
@@ -251,6 +312,8 @@ struct Job<S: Sampler> {
     sampler: S,
     pyramid: Pyramid<S::P>,
     strip: Vec<S::P>,
+    /// The column taps of the max zoom's strips (the same for every strip).
+    columns: Vec<Tap>,
 }
 
 /// One max-zoom strip of a layer: `ty`'s 512 pixel rows over the columns of `range`.
@@ -275,13 +338,14 @@ impl<S: Sampler> AnyJob for Job<S> {
         let r1 = (v_bottom.ceil() + 1.0).clamp(0.0, rows) as u32;
         self.band.load(r0, r1)?;
         self.strip.resize(w * t, <S::P as pyramid::Pixel>::MISSING);
-        let px0 = f64::from(range[0] * TILE_PX);
-        let (band, sampler) = (&self.band, &self.sampler);
+        if self.columns.len() != w {
+            let px0 = f64::from(range[0] * TILE_PX);
+            self.columns = (0..w).map(|px| Tap::new(u_of(pixel_x(z, px0 + off + px as f64)), grid.cols)).collect();
+        }
+        let (band, sampler, columns) = (&self.band, &self.sampler, &self.columns);
         self.strip.par_chunks_mut(w).enumerate().for_each(|(py, line)| {
-            let v = v_of(pixel_z(z, py0 + off + py as f64));
-            for (px, p) in line.iter_mut().enumerate() {
-                *p = sampler.sample(band, u_of(pixel_x(z, px0 + off + px as f64)), v);
-            }
+            let rv = Tap::new(v_of(pixel_z(z, py0 + off + py as f64)), grid.rows);
+            sampler.line(&Rows::new(band, &rv), columns, line);
         });
         self.pyramid.push_top(ty, &self.strip, written)
     }
@@ -349,16 +413,14 @@ pub fn run(req: TilesRequest) -> Result<TilesReport> {
     let written = Written::default();
     {
         let progress = Progress::new(&*reporter, u64::from(top[3] - top[1] + 1), "tile rows", "tiles");
+        // The layers side by side: each reads its own files (a PNG's rows decode serially),
+        // so one layer's reading overlaps the others' resampling and encoding.
         for ty in top[1]..=top[3] {
-            for (_, j) in &mut jobs {
-                j.row(&grid, max_zoom, top, ty, &written)?;
-            }
+            jobs.par_iter_mut().try_for_each(|(_, j)| j.row(&grid, max_zoom, top, ty, &written))?;
             progress.inc(1);
         }
         progress.set_stage("lower zooms");
-        for (_, j) in &mut jobs {
-            j.finish(&written)?;
-        }
+        jobs.par_iter_mut().try_for_each(|(_, j)| j.finish(&written))?;
         progress.finish();
     }
     let written_layers: Vec<Layer> = jobs.iter().map(|(l, _)| *l).collect();
@@ -367,12 +429,10 @@ pub fn run(req: TilesRequest) -> Result<TilesReport> {
     let meta = tiles_json(&name, &grid, &written_layers, min_zoom, max_zoom, &work, &flora_class, pmtiles)?;
     trnbake_raster::fsutil::write_atomic(&out.join("tiles.json"), serde_json::to_string_pretty(&meta).expect("JSON").as_bytes())
         .map_err(|e| Error::io(&out.join("tiles.json"), e))?;
-    let mut archives = Vec::new();
-    if pmtiles {
-        for l in &written_layers {
-            archives.push(write_pmtiles(&out, *l, &ranges, min_zoom, &meta)?);
-        }
-    }
+    // The layers' archives side by side (each reads its tiles back, hashes and writes them:
+    // one's reading overlaps another's writing).
+    let archives: Vec<PathBuf> =
+        if pmtiles { written_layers.par_iter().map(|l| write_pmtiles(&out, *l, &ranges, min_zoom, &meta)).collect::<Result<_>>()? } else { Vec::new() };
     viewer::write_page(&out, &meta, &assets, &*reporter)?;
     if !keep_bake {
         std::fs::remove_dir_all(&work).map_err(|e| Error::io(&work, e))?;
@@ -401,8 +461,13 @@ fn open_layer(layer: Layer, work: &Path, grid: &Grid, flora_class: &str, dir: &P
     };
     let rgba = |reader: Option<Box<dyn RowReader>>, paint: Paint, pick: bool| -> Option<Box<dyn AnyJob>> {
         reader.map(|r| {
-            Box::new(Job { band: Band::new(r, cols, rows), sampler: RgbaSampler(paint), pyramid: Pyramid::new(dir, min_zoom, ranges, pick), strip: Vec::new() })
-                as Box<dyn AnyJob>
+            Box::new(Job {
+                band: Band::new(r, cols, rows),
+                sampler: RgbaSampler(paint),
+                pyramid: Pyramid::new(dir, min_zoom, ranges, pick),
+                strip: Vec::new(),
+                columns: Vec::new(),
+            }) as Box<dyn AnyJob>
         })
     };
     Ok(match layer {
@@ -414,6 +479,7 @@ fn open_layer(layer: Layer, work: &Path, grid: &Grid, flora_class: &str, dir: &P
                 sampler: HeightSampler,
                 pyramid: Pyramid::new(dir, min_zoom, ranges, false),
                 strip: Vec::new(),
+                columns: Vec::new(),
             }))
         }
         Layer::Color => rgba(png("preview.png")?, Paint::Rgb, false),
@@ -548,6 +614,40 @@ fn write_pmtiles(out: &Path, layer: Layer, ranges: &[[u32; 4]], min_zoom: u8, me
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `byte` equals `round` then `clamp` (what it replaces) on a stride through every f32
+    /// bit pattern, on every one within 64 ulps of each half from -2.5 to 300.5, and on the
+    /// ends and NaN.
+    #[test]
+    fn byte_rounds_as_round_does() {
+        let old = |x: f32| x.round().clamp(0.0, 255.0) as u8;
+        for bits in (0..=u32::MAX).step_by(101) {
+            let x = f32::from_bits(bits);
+            assert_eq!(byte(x), old(x), "{x:e} ({bits:#x})");
+        }
+        for k in -3..=300 {
+            let half = k as f32 + 0.5;
+            for d in -64i32..=64 {
+                let x = f32::from_bits(half.to_bits().wrapping_add_signed(d));
+                assert_eq!(byte(x), old(x), "{x:e}");
+            }
+        }
+        for x in [0.0, -0.0, 255.0, 254.5, 255.49, 1e30, -1e30, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE] {
+            assert_eq!(byte(x), old(x), "{x:e}");
+        }
+    }
+
+    /// A tap on the grid and off either end: the bilinear posts clamp, the nearest post
+    /// is none off the grid.
+    #[test]
+    fn taps() {
+        assert_eq!(Tap::new(2.25, 10), Tap { lo: 2, hi: 3, f: 0.25, near: Some(2) });
+        assert_eq!(Tap::new(2.5, 10), Tap { lo: 2, hi: 3, f: 0.5, near: Some(3) });
+        assert_eq!(Tap::new(-0.75, 10), Tap { lo: 0, hi: 1, f: 0.0, near: None });
+        assert_eq!(Tap::new(-0.25, 10), Tap { lo: 0, hi: 1, f: 0.0, near: Some(0) });
+        assert_eq!(Tap::new(9.4, 10), Tap { lo: 9, hi: 9, f: 0.0, near: Some(9) });
+        assert_eq!(Tap::new(9.5, 10), Tap { lo: 9, hi: 9, f: 0.0, near: None });
+    }
 
     /// Decoded RGBA pixels of a PNG tile.
     fn pixels(path: &Path) -> Vec<u8> {

@@ -226,7 +226,16 @@ impl Band {
     /// The samples of post (`c`, `r`) (north-first row), which [`Band::load`] made available.
     #[inline]
     pub fn post(&self, c: u32, r: u32) -> &[f32] {
-        let i = ((r - self.first) as usize * self.cols as usize + c as usize) * self.channels;
-        &self.data[i..i + self.channels]
+        let i = c as usize * self.channels;
+        &self.row(r)[i..i + self.channels]
+    }
+
+    /// The samples of row `r` (north-first), post after post, which [`Band::load`] made
+    /// available.
+    #[inline]
+    pub fn row(&self, r: u32) -> &[f32] {
+        let w = self.cols as usize * self.channels;
+        let i = (r - self.first) as usize * w;
+        &self.data[i..i + w]
     }
 }
