@@ -69,7 +69,7 @@ impl HeightEvaluator {
         let d = NORMAL_STEP;
         // One culled layer list for the four samples (culling is exact: each height equals
         // `height_anywhere` bit for bit).
-        let tile = self.plan.tile_layers([x - d, z - d, x + d, z + d]);
+        let tile = self.layers_for([x - d, z - d, x + d, z + d]);
         let h = |x: f32, z: f32| height_at_point(&self.plan, &tile, x, z);
         Ok(central_normal(h(x + d, z) - h(x - d, z), h(x, z + d) - h(x, z - d), d))
     }
@@ -81,7 +81,7 @@ impl HeightEvaluator {
             return Err(OffMap::Point { x, z, half: self.half_width() });
         }
         let d = NORMAL_STEP;
-        let tile = self.plan.tile_layers([x - d, z - d, x + d, z + d]);
+        let tile = self.layers_for([x - d, z - d, x + d, z + d]);
         let h = |x: f32, z: f32| height_at_point(&self.plan, &tile, x, z);
         Ok(slope_degrees(h(x + d, z), h(x - d, z), h(x, z + d), h(x, z - d), d))
     }
@@ -218,7 +218,7 @@ impl HeightEvaluator {
         let len = ((b[0] - a[0]).powi(2) + (b[2] - a[2]).powi(2)).sqrt();
         let n = (len / step).ceil().max(1.0) as u32;
         // One culled layer list over the segment's box (exact, as in `normal_at`).
-        let tile = self.plan.tile_layers([a[0].min(b[0]), a[2].min(b[2]), a[0].max(b[0]), a[2].max(b[2])]);
+        let tile = self.layers_for([a[0].min(b[0]), a[2].min(b[2]), a[0].max(b[0]), a[2].max(b[2])]);
         for k in 0..=n {
             let t = k as f32 / n as f32;
             let (x, y, z) = (a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2]));

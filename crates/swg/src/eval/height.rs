@@ -66,11 +66,68 @@ pub enum OffMap {
 /// region with [`HeightEvaluator::check_region`] first.
 pub struct HeightEvaluator {
     pub plan: BakePlan,
+    /// The culled layer lists of the map's cells, for the point queries.
+    cells: CellLists,
+}
+
+/// Side of the cells whose culled layer lists the point queries share, m: culling a list for
+/// each point cost more than walking it (about 0.5 µs of 0.9 µs a height on tatooine); a
+/// 256 m cell's list is short enough that walking it costs little more than a point's own.
+const CELL_SIDE: f32 = 256.0;
+
+/// The culled layer list of each [`CELL_SIDE`] cell of the map, culled when a point first
+/// needs it. Culling is exact, so a point's height from its cell's list equals the height from
+/// its own list bit for bit.
+struct CellLists {
+    half: f32,
+    per_side: usize,
+    lists: Vec<std::sync::OnceLock<TileList>>,
+}
+
+impl CellLists {
+    fn new(half: f32) -> CellLists {
+        let per_side = if half.is_finite() && half > 0.0 { ((2.0 * half / CELL_SIDE).ceil() as usize).clamp(1, 256) } else { 1 };
+        CellLists { half, per_side, lists: (0..per_side * per_side).map(|_| std::sync::OnceLock::new()).collect() }
+    }
+
+    /// The cell (column, row) holding coordinate pair (x, z), if on the map.
+    fn cell_of(&self, x: f32, z: f32) -> Option<(usize, usize)> {
+        let side = 2.0 * self.half / self.per_side as f32;
+        let index = |v: f32| {
+            let i = ((v + self.half) / side).floor();
+            (i >= 0.0 && i < self.per_side as f32 + 1.0).then(|| (i as usize).min(self.per_side - 1))
+        };
+        Some((index(x)?, index(z)?))
+    }
+
+    /// The bounds of cell (c, r), padded by a metre against rounding at its edges.
+    fn bounds(&self, c: usize, r: usize) -> [f32; 4] {
+        let side = 2.0 * self.half / self.per_side as f32;
+        let (x0, z0) = (-self.half + c as f32 * side, -self.half + r as f32 * side);
+        [x0 - 1.0, z0 - 1.0, x0 + side + 1.0, z0 + side + 1.0]
+    }
 }
 
 impl HeightEvaluator {
     pub fn new(terrain: &Terrain, opts: &HeightOptions) -> Result<HeightEvaluator, PlanError> {
-        Ok(HeightEvaluator { plan: BakePlan::for_heights(terrain, opts)? })
+        let plan = BakePlan::for_heights(terrain, opts)?;
+        let cells = CellLists::new(plan.half_width);
+        Ok(HeightEvaluator { plan, cells })
+    }
+
+    /// A culled layer list valid over `area` (west, south, east, north): the shared list of the
+    /// cell holding it, else one culled for it.
+    pub fn layers_for(&self, area: [f32; 4]) -> std::borrow::Cow<'_, TileList> {
+        let cell = self.cells.cell_of(area[0], area[1]).filter(|&(c, r)| {
+            let b = self.cells.bounds(c, r);
+            area[0] >= b[0] && area[1] >= b[1] && area[2] <= b[2] && area[3] <= b[3]
+        });
+        match cell {
+            Some((c, r)) => {
+                std::borrow::Cow::Borrowed(self.cells.lists[r * self.cells.per_side + c].get_or_init(|| self.plan.tile_layers(self.cells.bounds(c, r))))
+            }
+            None => std::borrow::Cow::Owned(self.plan.tile_layers(area)),
+        }
     }
 
     /// Half the map's width: the map spans −half..half metres in x and z.
@@ -103,8 +160,7 @@ impl HeightEvaluator {
     /// What the rules give at (x, z), on the map or not: the heights of the posts past the
     /// edge that a region reaching beyond the map bakes (and the aprons of the normals).
     pub fn height_anywhere(&self, x: f32, z: f32) -> f32 {
-        let tile = self.plan.tile_layers([x, z, x, z]);
-        height_at_point(&self.plan, &tile, x, z)
+        height_at_point(&self.plan, &self.layers_for([x, z, x, z]), x, z)
     }
 
     /// Heights at many points, in parallel, in input order; NaN for a point off the map, as
@@ -196,5 +252,38 @@ impl HeightEvaluator {
                 }
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::json::demo_terrain;
+
+    /// The point queries' shared cell lists give each point the height its own culled list
+    /// gives, bit for bit: inside cells, on their edges (where the padding matters), at the
+    /// map's edges and corners, and off the map.
+    #[test]
+    fn cell_lists_give_the_heights_of_a_points_own_list() {
+        let e = HeightEvaluator::new(&demo_terrain(), &HeightOptions::default()).unwrap();
+        let half = e.half_width();
+        let own = |x: f32, z: f32| height_at_point(&e.plan, &e.plan.tile_layers([x, z, x, z]), x, z);
+        let mut points = vec![(-half, -half), (half, half), (half, -half), (0.0, 0.0), (half + 10.0, 3.0), (-half - 0.5, -half - 0.5)];
+        // Every cell edge crossed along a diagonal, and a pseudo-random scatter.
+        for k in 0..=(2.0 * half / CELL_SIDE) as i32 {
+            let v = -half + k as f32 * CELL_SIDE;
+            points.extend([(v, v), (v - 0.001, v + 0.001), (v + 0.3, -v)]);
+        }
+        let mut s = 12345u64;
+        for _ in 0..2000 {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let (a, b) = ((s >> 40) as f32 / (1u64 << 24) as f32, (s >> 16 & 0xFF_FFFF) as f32 / (1u64 << 24) as f32);
+            points.push((-half + 2.0 * half * a, -half + 2.0 * half * b));
+        }
+        for &(x, z) in &points {
+            let (shared, alone) = (e.height_anywhere(x, z), own(x, z));
+            assert_eq!(shared.to_bits(), alone.to_bits(), "{x},{z}: {shared} from the cell, {alone} from its own list");
+        }
+        assert!(e.cells.lists.iter().filter(|l| l.get().is_some()).count() > 1, "the scatter used several cells");
     }
 }
