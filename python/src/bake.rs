@@ -215,7 +215,19 @@ mod tests {
         let grid = bake_grid([-100.0, -60.0, 100.0, 60.0], 8.0).unwrap();
         let out = run(&BakeInputs { terrain: &t, heights: &he, surface: Some(&se), grid, maps: &maps, reporter: &trnbake_swg::report::NullReporter });
         let names: Vec<&str> = out.arrays.iter().map(|a| a.name.as_str()).collect();
-        for n in ["height", "normals", "shader_id", "splat_weights", "flora_radial_far_density", "env_id", "color", "exclude", "passable", "water_height", "water_mask"] {
+        for n in [
+            "height",
+            "normals",
+            "shader_id",
+            "splat_weights",
+            "flora_radial_far_density",
+            "env_id",
+            "color",
+            "exclude",
+            "passable",
+            "water_height",
+            "water_mask",
+        ] {
             assert!(names.contains(&n), "{n} missing from {names:?}");
         }
         let h = &out.arrays[0];

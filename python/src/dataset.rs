@@ -439,7 +439,8 @@ fn _window<'py>(
     }
     let out = py.detach(|| -> PyResult<_> {
         let surface_free = ["height", "water_height", "water_mask"];
-        let surface = if arrays.iter().any(|a| !surface_free.contains(&a.as_str())) { Some(terrain.surface(&trnbake_swg::report::NullReporter)?) } else { None };
+        let surface =
+            if arrays.iter().any(|a| !surface_free.contains(&a.as_str())) { Some(terrain.surface(&trnbake_swg::report::NullReporter)?) } else { None };
         let water = arrays.iter().any(|a| a.starts_with("water_")).then(|| WaterTables::new(&terrain.model));
         let inp = WindowInputs {
             terrain: &terrain.model,
@@ -499,7 +500,7 @@ mod tests {
         let maps: Vec<String> = MAP_NAMES.iter().map(|s| s.to_string()).collect();
         // A grid wider than a culling block, with ragged windows that cross block edges.
         let grid = bake_grid([-1000.0, -700.0, 1000.0, 700.0], 7.5).unwrap();
-        let whole = run(&BakeInputs { terrain: &t, heights: &he, surface: Some(&se), grid, maps: &maps });
+        let whole = run(&BakeInputs { terrain: &t, heights: &he, surface: Some(&se), grid, maps: &maps, reporter: &trnbake_swg::report::NullReporter });
         let arrays: Vec<String> = MAP_NAMES.iter().flat_map(|m| map_arrays(m)).collect();
         let fams = whole.splat_families.clone();
         let (cols, rows) = (grid.cols as usize, grid.rows as usize);

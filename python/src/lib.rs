@@ -176,6 +176,9 @@ impl PyTerrain {
     }
 }
 
+/// A query's points: the input's shape and its (x, z) pairs in order.
+type QueryPoints = (Vec<usize>, Vec<(f32, f32)>);
+
 impl PyTerrain {
     /// The points of a query (`xs`, `zs` as in `sample`): their shape and (x, z) pairs; a
     /// single point off the map is a `ValueError`, off-map points of an array one warning
@@ -186,7 +189,7 @@ impl PyTerrain {
         xs: &PyArrayLikeDyn<'_, f32, AllowTypeChange>,
         zs: &PyArrayLikeDyn<'_, f32, AllowTypeChange>,
         what: &str,
-    ) -> PyResult<(Vec<usize>, Vec<(f32, f32)>)> {
+    ) -> PyResult<QueryPoints> {
         if xs.shape() != zs.shape() {
             return Err(PyValueError::new_err(format!("xs and zs must have the same shape, got {:?} and {:?}", xs.shape(), zs.shape())));
         }
