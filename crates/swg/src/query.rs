@@ -7,12 +7,12 @@ use rayon::prelude::*;
 
 use crate::eval::{height_at_point, HeightEvaluator, OffMap};
 use crate::grid::Grid;
-use crate::spawn::{central_normal, slope_degrees};
+use crate::spawn::{central_normal, slope_of_normal};
 
 /// Half the distance between the height samples of [`HeightEvaluator::normal_at`], m: one
 /// post either side at the planets' native 2 m spacing, so [`HeightEvaluator::slope_at`] at a
-/// post of a 2 m bake equals the `slope` map there bit for bit (one formula:
-/// [`crate::spawn::slope_degrees`]).
+/// post of a 2 m bake equals the `slope` map there bit for bit (one formula: `central_normal`, then
+/// [`crate::spawn::slope_of_normal`], as [`crate::spawn::slope_degrees`]).
 pub const NORMAL_STEP: f32 = 2.0;
 
 /// The default sampling step of [`HeightEvaluator::line_of_sight`], m (horizontal).
@@ -77,13 +77,7 @@ impl HeightEvaluator {
     /// The ground's slope at (x, z) in degrees (0 flat, 90 vertical), from the normal of
     /// [`HeightEvaluator::normal_at`].
     pub fn slope_at(&self, x: f32, z: f32) -> Result<f32, OffMap> {
-        if !self.on_map(x, z) {
-            return Err(OffMap::Point { x, z, half: self.half_width() });
-        }
-        let d = NORMAL_STEP;
-        let tile = self.layers_for([x - d, z - d, x + d, z + d]);
-        let h = |x: f32, z: f32| height_at_point(&self.plan, &tile, x, z);
-        Ok(slope_degrees(h(x + d, z), h(x - d, z), h(x, z + d), h(x, z - d), d))
+        Ok(slope_of_normal(self.normal_at(x, z)?))
     }
 
     /// [`HeightEvaluator::slope_at`] at many points in parallel into `out` (same length);

@@ -94,7 +94,12 @@ impl SpawnRule {
 /// [`crate::query::NORMAL_STEP`]) and the `slope` map (at the bake's spacing), so the map at
 /// the native 2 m equals the query at its posts bit for bit.
 pub fn slope_degrees(east: f32, west: f32, north: f32, south: f32, d: f32) -> f32 {
-    central_normal(east - west, north - south, d)[1].clamp(-1.0, 1.0).acos().to_degrees()
+    slope_of_normal(central_normal(east - west, north - south, d))
+}
+
+/// The slope in degrees of a unit normal (y up).
+pub fn slope_of_normal(n: [f32; 3]) -> f32 {
+    n[1].clamp(-1.0, 1.0).acos().to_degrees()
 }
 
 /// The unit normal (x east, y up, z north) from the height differences east − west and

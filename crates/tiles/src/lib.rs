@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
+use trnbake_bake::surface_maps::round_to_byte;
 use trnbake_bake::{BakeRequest, MapKind, MapRequest, Progress};
 use trnbake_raster::writers::set::{ExportChoice, Format};
 use trnbake_raster::Grid;
@@ -240,17 +241,6 @@ trait Sampler: Send + Sync {
     fn line(&self, rows: &Rows, columns: &[Tap], out: &mut [Self::P]);
 }
 
-/// `x.round().clamp(0.0, 255.0) as u8` without libm's `roundf` (a call per channel and
-/// pixel) and without branches: clamped first (rounding after the clamp gives the same in
-/// [0, 255]; NaN stays NaN and casts to 0), then the whole part plus one where the
-/// fraction, exact below 2^23, is at least a half (halves away from zero, as `round`).
-#[inline]
-fn byte(x: f32) -> u8 {
-    let y = x.clamp(0.0, 255.0);
-    let whole = y as u32;
-    (whole + u32::from(y - whole as f32 >= 0.5)) as u8
-}
-
 struct HeightSampler;
 impl Sampler for HeightSampler {
     type P = f32;
@@ -293,15 +283,15 @@ impl Sampler for RgbaSampler {
         match self.0 {
             Paint::Rgb => each(columns, ch, out, |cu, _| {
                 let [r, g, b] = rows.bilinear::<3>(cu);
-                [byte(r), byte(g), byte(b), 255]
+                [round_to_byte(r), round_to_byte(g), round_to_byte(b), 255]
             }),
             Paint::Water => each(columns, ch, out, |_, i| if near[i] > 127.0 { [40, 110, 220, 160] } else { [0; 4] }),
-            Paint::Density => each(columns, ch, out, |cu, _| [30, 160, 40, byte(rows.bilinear::<1>(cu)[0] / 65535.0 * 230.0)]),
+            Paint::Density => each(columns, ch, out, |cu, _| [30, 160, 40, round_to_byte(rows.bilinear::<1>(cu)[0] / 65535.0 * 230.0)]),
             Paint::Id16 => each(columns, ch, out, |_, i| {
                 let id = near[i] as u32;
                 [(id >> 8) as u8, id as u8, 0, 255]
             }),
-            Paint::Ids => each(columns, ch, out, |_, i| [byte(near[i]), byte(near[i + 1]), byte(near[i + 2]), 255]),
+            Paint::Ids => each(columns, ch, out, |_, i| [round_to_byte(near[i]), round_to_byte(near[i + 1]), round_to_byte(near[i + 2]), 255]),
         }
     }
 }
@@ -614,28 +604,6 @@ fn write_pmtiles(out: &Path, layer: Layer, ranges: &[[u32; 4]], min_zoom: u8, me
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `byte` equals `round` then `clamp` (what it replaces) on a stride through every f32
-    /// bit pattern, on every one within 64 ulps of each half from -2.5 to 300.5, and on the
-    /// ends and NaN.
-    #[test]
-    fn byte_rounds_as_round_does() {
-        let old = |x: f32| x.round().clamp(0.0, 255.0) as u8;
-        for bits in (0..=u32::MAX).step_by(101) {
-            let x = f32::from_bits(bits);
-            assert_eq!(byte(x), old(x), "{x:e} ({bits:#x})");
-        }
-        for k in -3..=300 {
-            let half = k as f32 + 0.5;
-            for d in -64i32..=64 {
-                let x = f32::from_bits(half.to_bits().wrapping_add_signed(d));
-                assert_eq!(byte(x), old(x), "{x:e}");
-            }
-        }
-        for x in [0.0, -0.0, 255.0, 254.5, 255.49, 1e30, -1e30, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE] {
-            assert_eq!(byte(x), old(x), "{x:e}");
-        }
-    }
 
     /// A tap on the grid and off either end: the bilinear posts clamp, the nearest post
     /// is none off the grid.

@@ -133,7 +133,8 @@ impl<'a> BandValues<'a> {
             normal: self.normals[i],
             height: self.heights.at(c, r),
             water: self.water.get(i).copied().flatten(),
-            cross: self.heights.cross(c, r),
+            heights: self.heights,
+            at: (c, r),
             spacing: self.spacing,
             flattened: self.flattened.get(i).copied().unwrap_or(false),
             spawn: self.spawn,
@@ -148,8 +149,10 @@ pub(super) struct PostValues<'a> {
     pub(super) height: f32,
     /// The water surface over the post, if any.
     pub(super) water: Option<f32>,
-    /// The heights one post east, west, north and south.
-    pub(super) cross: [f32; 4],
+    /// The band's heights and the post's place in them, for the slope's neighbours (read only
+    /// by the slope and spawnable planes).
+    pub(super) heights: HeightsView<'a>,
+    pub(super) at: (usize, usize),
     pub(super) spacing: f32,
     pub(super) flattened: bool,
     pub(super) spawn: SpawnRule,
@@ -158,7 +161,7 @@ pub(super) struct PostValues<'a> {
 impl PostValues<'_> {
     /// The slope in degrees: `slope_at`'s formula one post either side.
     fn slope(&self) -> f32 {
-        let [e, w, n, s] = self.cross;
+        let [e, w, n, s] = self.heights.cross(self.at.0, self.at.1);
         slope_degrees(e, w, n, s, self.spacing)
     }
 }
@@ -254,18 +257,15 @@ pub(super) fn preview_tint(h: f32, (lo, hi): (f32, f32), shade: f32) -> [u8; 3] 
 }
 
 /// `x.round() as u8` (halves away from zero, saturating, NaN → 0) without libm's `roundf`
-/// call: the encoders round ~10 values a post.
-pub(super) fn round_to_byte(x: f32) -> u8 {
-    // In range, truncation is exact and the remainder x − t exactly representable.
-    if x > 0.0 && x < 256.0 {
-        let t = x as u32;
-        (t + u32::from(x - t as f32 >= 0.5)).min(255) as u8
-    } else if x >= 256.0 {
-        255
-    } else {
-        // ≤ 0 or NaN: round() gives −0, a negative number or NaN, all 0 as u8.
-        0
-    }
+/// call and without branches — the encoders round ~10 values a post, the web tiles every
+/// channel of every pixel: clamped first (rounding after the clamp gives the same in [0, 255];
+/// NaN stays NaN and casts to 0), then the whole part plus one where the fraction, exact below
+/// 2^23, is at least a half.
+#[inline]
+pub fn round_to_byte(x: f32) -> u8 {
+    let y = x.clamp(0.0, 255.0);
+    let whole = y as u32;
+    (whole + u32::from(y - whole as f32 >= 0.5)) as u8
 }
 
 /// The families of a post's splat layers with a weight (repeats possible).
@@ -385,7 +385,8 @@ mod tests {
                 normal: [0.0, 1.0, 0.0],
                 height: 0.0,
                 water: None,
-                cross: [0.0; 4],
+                heights: HeightsView { data: &[0.0; 9], stride: 3, origin: 4 },
+                at: (0, 0),
                 spacing: 2.0,
                 flattened: false,
                 spawn: SpawnRule::default(),
@@ -409,8 +410,16 @@ mod tests {
         }
         // And a dense sweep.
         cases.extend((0..2_000_000).map(|k| -10.0 + k as f32 * 1.37e-4));
+        // A stride through every f32 bit pattern, and every value within 64 ulps of each half
+        // from -2.5 to 300.5.
+        cases.extend((0..=u32::MAX).step_by(101).map(f32::from_bits));
+        for k in -3..=300 {
+            let half = k as f32 + 0.5;
+            cases.extend((-64i32..=64).map(|d| f32::from_bits(half.to_bits().wrapping_add_signed(d))));
+        }
         for x in cases {
             assert_eq!(round_to_byte(x), x.round() as u8, "{x:e}");
+            assert_eq!(round_to_byte(x), x.round().clamp(0.0, 255.0) as u8, "{x:e}");
         }
     }
 }

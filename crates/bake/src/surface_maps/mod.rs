@@ -31,7 +31,7 @@ mod writers;
 
 pub(crate) use band_files::{BandLayout, Plane};
 use encode::*;
-pub use encode::{hillshade, splat_bytes, splat_bytes_into};
+pub use encode::{hillshade, round_to_byte, splat_bytes, splat_bytes_into};
 use scatter::*;
 use smap::*;
 use sources::*;

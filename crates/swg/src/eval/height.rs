@@ -117,7 +117,7 @@ impl HeightEvaluator {
 
     /// A culled layer list valid over `area` (west, south, east, north): the shared list of the
     /// cell holding it, else one culled for it.
-    pub fn layers_for(&self, area: [f32; 4]) -> std::borrow::Cow<'_, TileList> {
+    pub(crate) fn layers_for(&self, area: [f32; 4]) -> std::borrow::Cow<'_, TileList> {
         let cell = self.cells.cell_of(area[0], area[1]).filter(|&(c, r)| {
             let b = self.cells.bounds(c, r);
             area[0] >= b[0] && area[1] >= b[1] && area[2] <= b[2] && area[3] <= b[3]
