@@ -16,7 +16,7 @@ rm -rf "$O"; mkdir -p "$O"
 "$B" bake -o "$O/demo" -q
 "$B" bake -o "$O/demo_cpu" --backend cpu -q
 "$B" bake "$D/terrain/tatooine.trn" --data-root "$D" --spacing 16 \
-    --maps height,normals,splat,flora,water,env,color,exclude,smap,preview \
+    --maps height,normals,splat,flora,water,env,color,exclude,smap,preview,slope,spawnable \
     --format tif,png,ter,r16,r32 --backend cpu -o "$O/tat16" -q
 (cd "$O" && find . -type f ! -name manifest.json ! -name .trnbake.lock | sort | xargs sha256sum) > "$O.sha"
 echo "$(wc -l < "$O.sha") files; list in $O.sha; digest of the list: $(sha256sum < "$O.sha" | cut -c1-64)"

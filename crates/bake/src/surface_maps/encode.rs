@@ -79,7 +79,7 @@ impl SurfaceMapsJob {
     }
 }
 
-/// One band's evaluated values, for [`BandValues::encode`].
+/// One band's evaluated values, for [`BandValues::encode_rows`].
 pub(super) struct BandValues<'a> {
     pub(super) cols: usize,
     pub(super) heights: HeightsView<'a>,
@@ -93,158 +93,220 @@ pub(super) struct BandValues<'a> {
     pub(super) spawn: SpawnRule,
 }
 
-impl<'a> BandValues<'a> {
+/// Posts of a row a plane is encoded over at a time ([`BandValues::encode_rows`]): their
+/// results (~90 bytes a post), normals and heights stay in the core's cache while every plane
+/// reads them, and each plane's loop is one tight loop with its plane chosen once.
+const ENCODE_RUN: usize = 1024;
+
+impl BandValues<'_> {
     /// Every block's bytes of the band's rows `rows` (each plane's, the Splat plane's a family
-    /// of `splat_families` at a time), in one pass over their posts.
-    #[inline(never)]
+    /// of `splat_families` at a time): plane by plane over runs of [`ENCODE_RUN`] posts.
     pub(super) fn encode_rows(&self, planes: &[Plane], rows: std::ops::Range<usize>, colors: &[(i32, [u8; 3])], splat_families: &[i32]) -> Vec<Vec<u8>> {
         let posts = rows.len() * self.cols;
         let mut raw: Vec<Vec<u8>> = chunk_blocks(planes, splat_families.len()).map(|p| vec![0u8; posts * p.bytes()]).collect();
-        let mut k = 0;
-        for r in rows {
-            for c in 0..self.cols {
-                let post = self.post(c, r);
+        for (k, r) in rows.enumerate() {
+            for c0 in (0..self.cols).step_by(ENCODE_RUN) {
+                let run = PostRun { values: self, r, cols: c0..(c0 + ENCODE_RUN).min(self.cols) };
+                // The run's first post among the chunk's.
+                let at = k * self.cols + c0;
                 let mut block = 0;
-                for &plane in planes {
-                    if plane == Plane::Splat {
-                        let (fams, bytes, n) = post.splat_bytes();
-                        for (f, b) in fams[..n].iter().zip(bytes) {
-                            let at = splat_families.binary_search(f).expect("the band's splat families hold each post's");
-                            raw[block + at][k] = b;
-                        }
+                let mut planes = planes.iter().copied().peekable();
+                while let Some(plane) = planes.next() {
+                    if plane == Plane::Preview && planes.peek() == Some(&Plane::PreviewShade) {
+                        // Both preview planes from one walk of the run.
+                        planes.next();
+                        let (rgb, shades) = raw[block..].split_at_mut(1);
+                        run.preview(Some(&mut rgb[0][at * 3..(at + run.cols.len()) * 3]), Some(&mut shades[0][at * 4..(at + run.cols.len()) * 4]), colors);
+                        block += 2;
+                    } else if plane == Plane::Splat {
+                        run.splat(splat_families, &mut raw[block..block + splat_families.len()], at);
                         block += splat_families.len();
                     } else {
                         let size = plane.bytes();
-                        post.encode(plane, &mut raw[block][k * size..(k + 1) * size], colors);
+                        let out = &mut raw[block][at * size..(at + run.cols.len()) * size];
+                        run.encode(plane, out, colors);
                         block += 1;
                     }
                 }
-                k += 1;
             }
         }
         raw
     }
+}
 
-    /// The values of the post in column `c` of the band's row `r`.
-    pub(super) fn post(&self, c: usize, r: usize) -> PostValues<'a> {
-        let i = r * self.cols + c;
-        PostValues {
-            result: &self.results[i],
-            normal: self.normals[i],
-            height: self.heights.at(c, r),
-            water: self.water.get(i).copied().flatten(),
-            heights: self.heights,
-            at: (c, r),
-            spacing: self.spacing,
-            flattened: self.flattened.get(i).copied().unwrap_or(false),
-            spawn: self.spawn,
-        }
+/// Consecutive posts of one band row: columns `cols` of row `r`.
+struct PostRun<'v, 'a> {
+    values: &'v BandValues<'a>,
+    r: usize,
+    cols: std::ops::Range<usize>,
+}
+
+impl PostRun<'_, '_> {
+    /// The band's indices of the run's posts.
+    fn posts(&self) -> std::ops::Range<usize> {
+        let first = self.r * self.values.cols;
+        first + self.cols.start..first + self.cols.end
     }
-}
 
-/// One post's evaluated values, for [`PostValues::encode`].
-pub(super) struct PostValues<'a> {
-    pub(super) result: &'a PostSurface,
-    pub(super) normal: [f32; 3],
-    pub(super) height: f32,
-    /// The water surface over the post, if any.
-    pub(super) water: Option<f32>,
-    /// The band's heights and the post's place in them, for the slope's neighbours (read only
-    /// by the slope and spawnable planes).
-    pub(super) heights: HeightsView<'a>,
-    pub(super) at: (usize, usize),
-    pub(super) spacing: f32,
-    pub(super) flattened: bool,
-    pub(super) spawn: SpawnRule,
-}
-
-impl PostValues<'_> {
-    /// The slope in degrees: `slope_at`'s formula one post either side.
-    fn slope(&self) -> f32 {
-        let [e, w, n, s] = self.heights.cross(self.at.0, self.at.1);
-        slope_degrees(e, w, n, s, self.spacing)
+    fn results(&self) -> &[PostSurface] {
+        &self.values.results[self.posts()]
     }
-}
 
-impl PostValues<'_> {
-    /// The post's splat families (distinct, ascending) and their bytes, the first `n` of each:
-    /// each family's byte depends on the post's weights alone ([`splat_bytes`]), so the maps'
-    /// channels can be chosen once every band is done.
-    pub(super) fn splat_bytes(&self) -> ([i32; SPLAT_LAYERS], [u8; SPLAT_LAYERS], usize) {
-        let mut fams = [0i32; SPLAT_LAYERS];
-        let mut bytes = [0u8; SPLAT_LAYERS];
-        let mut n = 0;
-        for f in post_splat_families(self.result) {
-            fams[n] = f;
-            n += 1;
-        }
-        fams[..n].sort_unstable();
-        let mut distinct = 0;
-        for k in 0..n {
-            if distinct == 0 || fams[k] != fams[distinct - 1] {
-                fams[distinct] = fams[k];
-                distinct += 1;
+    /// Each post's height and the water surface over it, if any.
+    fn height_and_water(&self) -> impl Iterator<Item = (f32, Option<f32>)> + '_ {
+        let water = self.values.water.get(self.posts()).unwrap_or(&[]);
+        self.cols.clone().enumerate().map(move |(k, c)| (self.values.heights.at(c, self.r), water.get(k).copied().flatten()))
+    }
+
+    /// Each post's slope in degrees: `slope_at`'s formula one post either side.
+    fn slopes(&self) -> impl Iterator<Item = f32> + '_ {
+        let v = self.values;
+        self.cols.clone().map(move |c| {
+            let [e, w, n, s] = v.heights.cross(c, self.r);
+            slope_degrees(e, w, n, s, v.spacing)
+        })
+    }
+
+    /// The run's splat bytes into each family's block of `blocks` (one a family of
+    /// `splat_families`, the band's), from post `at` of the chunk on: each family's byte
+    /// depends on the post's weights alone ([`post_splat_bytes`]), so the maps' channels can
+    /// be chosen once every band is done.
+    fn splat(&self, splat_families: &[i32], blocks: &mut [Vec<u8>], at: usize) {
+        // Neighbouring posts mostly have the same splat layers: their bytes are computed once.
+        let mut last: Option<(&[(i32, f32); SPLAT_LAYERS], [usize; SPLAT_LAYERS], [u8; SPLAT_LAYERS], usize)> = None;
+        for (k, result) in self.results().iter().enumerate() {
+            let (blocks_of, bytes, n) = match last {
+                Some((splat, blocks_of, bytes, n)) if same_splat(splat, &result.splat) => (blocks_of, bytes, n),
+                _ => {
+                    let (fams, bytes, n) = post_splat_bytes(result);
+                    let blocks_of = fams.map(|f| splat_families.binary_search(&f).unwrap_or(usize::MAX));
+                    last = Some((&result.splat, blocks_of, bytes, n));
+                    (blocks_of, bytes, n)
+                }
+            };
+            for (&family, b) in blocks_of[..n].iter().zip(bytes) {
+                blocks[family][at + k] = b;
             }
         }
-        splat_bytes_into(self.result, &fams[..distinct], &mut bytes[..distinct]);
-        (fams, bytes, distinct)
     }
 
-    /// The post's bytes of `plane` (the values the maps encode; see each writer); `colors`:
-    /// each shader family's legend colour, by id.
-    pub(super) fn encode(&self, plane: Plane, out: &mut [u8], colors: &[(i32, [u8; 3])]) {
-        let r = self.result;
-        let under_water = self.water.is_some_and(|w| self.height < w);
-        let f32_bytes = |out: &mut [u8], v: f32| out.copy_from_slice(&v.to_le_bytes());
+    /// The run's bytes of `plane` (the values the maps encode; see each writer), `plane.bytes()`
+    /// a post; `colors`: each shader family's legend colour, by id.
+    fn encode(&self, plane: Plane, out: &mut [u8], colors: &[(i32, [u8; 3])]) {
+        let results = self.results();
+        let normals = &self.values.normals[self.posts()];
+        let f32s = |out: &mut [u8], values: &mut dyn Iterator<Item = f32>| {
+            for (o, v) in out.chunks_exact_mut(4).zip(values) {
+                o.copy_from_slice(&v.to_le_bytes());
+            }
+        };
+        let mask = |out: &mut [u8], values: &mut dyn Iterator<Item = bool>| {
+            for (o, v) in out.iter_mut().zip(values) {
+                *o = if v { 255 } else { 0 };
+            }
+        };
         match plane {
             Plane::Normals => {
-                let v = self.normal;
-                for (o, c) in out.iter_mut().zip([v[0], v[2], v[1]]) {
-                    *o = round_to_byte((c * 0.5 + 0.5) * 255.0);
+                for (o, v) in out.chunks_exact_mut(3).zip(normals) {
+                    for (o, c) in o.iter_mut().zip([v[0], v[2], v[1]]) {
+                        *o = round_to_byte((c * 0.5 + 0.5) * 255.0);
+                    }
                 }
             }
-            Plane::ShaderId => f32_bytes(out, r.shader.max(0) as f32),
-            Plane::Splat => unreachable!("the Splat plane is encoded a family at a time (BandValues::encode_rows)"),
-            Plane::FloraId(k) => f32_bytes(out, r.flora[usize::from(k)].0.max(0) as f32),
-            Plane::FloraProbability(k) => f32_bytes(out, r.flora[usize::from(k)].1),
-            Plane::WaterLevel => f32_bytes(out, self.water.unwrap_or(f32::NAN)),
-            Plane::WaterMask => out[0] = if under_water { 255 } else { 0 },
-            Plane::Environment => f32_bytes(out, r.environment.max(0) as f32),
+            Plane::ShaderId => f32s(out, &mut results.iter().map(|r| r.shader.max(0) as f32)),
+            Plane::Splat => unreachable!("the Splat plane is encoded a family at a time (PostRun::splat)"),
+            Plane::FloraId(k) => f32s(out, &mut results.iter().map(|r| r.flora[usize::from(k)].0.max(0) as f32)),
+            Plane::FloraProbability(k) => f32s(out, &mut results.iter().map(|r| r.flora[usize::from(k)].1)),
+            Plane::WaterLevel => f32s(out, &mut self.height_and_water().map(|(_, w)| w.unwrap_or(f32::NAN))),
+            Plane::WaterMask => mask(out, &mut self.height_and_water().map(|(h, w)| under_water(h, w))),
+            Plane::Environment => f32s(out, &mut results.iter().map(|r| r.environment.max(0) as f32)),
             Plane::Color => {
-                for (o, c) in out.iter_mut().zip(r.color) {
-                    *o = round_to_byte(c.clamp(0.0, 1.0) * 255.0);
+                for (o, r) in out.chunks_exact_mut(3).zip(results) {
+                    for (o, c) in o.iter_mut().zip(r.color) {
+                        *o = round_to_byte(c.clamp(0.0, 1.0) * 255.0);
+                    }
                 }
             }
-            Plane::Exclude => out[0] = if r.excluded { 255 } else { 0 },
-            Plane::Passable => out[0] = if r.passable.unwrap_or(1) != 0 { 255 } else { 0 },
-            Plane::Slope => f32_bytes(out, self.slope()),
+            Plane::Exclude => mask(out, &mut results.iter().map(|r| r.excluded)),
+            Plane::Passable => mask(out, &mut results.iter().map(|r| r.passable.unwrap_or(1) != 0)),
+            Plane::Slope => f32s(out, &mut self.slopes()),
             Plane::Spawnable => {
-                out[0] = self.spawn.classify(&SpawnPost {
-                    height: self.height,
-                    water: self.water,
-                    slope: self.slope(),
-                    excluded: r.excluded,
-                    flattened: self.flattened,
-                })
-            }
-            Plane::Preview | Plane::PreviewShade => {
-                let shade = 0.35 + 0.65 * hillshade(self.normal);
-                // Water, else the shader family's legend colour, shaded; else a tint by height
-                // that the writer makes (`preview_tint`: it needs the grid's height range).
-                let colour = if under_water {
-                    Some([0.12f32, 0.30, 0.55].map(|c| c * (0.8 + 0.2 * shade)))
-                } else {
-                    colors.binary_search_by_key(&r.shader, |c| c.0).ok().map(|k| colors[k].1.map(|v| f32::from(v) / 255.0 * shade))
-                };
-                if plane == Plane::Preview {
-                    let rgb = colour.map_or([0; 3], |rgb| rgb.map(|c| round_to_byte(c.clamp(0.0, 1.0) * 255.0)));
-                    out.copy_from_slice(&rgb);
-                } else {
-                    f32_bytes(out, if colour.is_some() { PREVIEW_COLOURED } else { shade });
+                let flattened = self.values.flattened.get(self.posts()).unwrap_or(&[]);
+                let posts = self.height_and_water().zip(self.slopes()).zip(results).enumerate();
+                for (o, (k, (((height, water), slope), r))) in out.iter_mut().zip(posts) {
+                    let flattened = flattened.get(k).copied().unwrap_or(false);
+                    *o = self.values.spawn.classify(&SpawnPost { height, water, slope, excluded: r.excluded, flattened });
                 }
+            }
+            Plane::Preview => self.preview(Some(out), None, colors),
+            Plane::PreviewShade => self.preview(None, Some(out), colors),
+        }
+    }
+
+    /// The run's [`Plane::Preview`] bytes into `rgb` and [`Plane::PreviewShade`] bytes into
+    /// `shade`, either or both (one walk for both planes).
+    fn preview(&self, mut rgb: Option<&mut [u8]>, mut shades: Option<&mut [u8]>, colors: &[(i32, [u8; 3])]) {
+        let normals = &self.values.normals[self.posts()];
+        let posts = self.height_and_water().zip(normals).zip(self.results());
+        // The legend colour of the shader family last looked up (neighbours mostly share it).
+        let mut last: Option<(i32, Option<[u8; 3]>)> = None;
+        for (k, (((height, water), normal), r)) in posts.enumerate() {
+            let shade = 0.35 + 0.65 * hillshade(*normal);
+            // Water, else the shader family's legend colour, shaded; else a tint by height
+            // that the writer makes (`preview_tint`: it needs the grid's height range).
+            let colour = if under_water(height, water) {
+                Some([0.12f32, 0.30, 0.55].map(|c| c * (0.8 + 0.2 * shade)))
+            } else {
+                let legend = match last {
+                    Some((id, legend)) if id == r.shader => legend,
+                    _ => {
+                        let legend = colors.binary_search_by_key(&r.shader, |c| c.0).ok().map(|k| colors[k].1);
+                        last = Some((r.shader, legend));
+                        legend
+                    }
+                };
+                legend.map(|rgb| rgb.map(|v| f32::from(v) / 255.0 * shade))
+            };
+            if let Some(rgb) = rgb.as_deref_mut() {
+                let bytes = colour.map_or([0; 3], |rgb| rgb.map(|c| round_to_byte(c.clamp(0.0, 1.0) * 255.0)));
+                rgb[3 * k..3 * k + 3].copy_from_slice(&bytes);
+            }
+            if let Some(shades) = shades.as_deref_mut() {
+                shades[4 * k..4 * k + 4].copy_from_slice(&(if colour.is_some() { PREVIEW_COLOURED } else { shade }).to_le_bytes());
             }
         }
     }
+}
+
+/// Whether a post of height `height` lies under the water surface `water`.
+fn under_water(height: f32, water: Option<f32>) -> bool {
+    water.is_some_and(|w| height < w)
+}
+
+/// Whether two posts' splat layers are the same bit for bit (so are their bytes).
+fn same_splat(a: &[(i32, f32); SPLAT_LAYERS], b: &[(i32, f32); SPLAT_LAYERS]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x.0 == y.0 && x.1.to_bits() == y.1.to_bits())
+}
+
+/// A post's splat families (distinct, ascending) and their bytes, the first `n` of each.
+pub(super) fn post_splat_bytes(result: &PostSurface) -> ([i32; SPLAT_LAYERS], [u8; SPLAT_LAYERS], usize) {
+    let mut fams = [0i32; SPLAT_LAYERS];
+    let mut bytes = [0u8; SPLAT_LAYERS];
+    let mut n = 0;
+    for f in post_splat_families(result) {
+        fams[n] = f;
+        n += 1;
+    }
+    fams[..n].sort_unstable();
+    let mut distinct = 0;
+    for k in 0..n {
+        if distinct == 0 || fams[k] != fams[distinct - 1] {
+            fams[distinct] = fams[k];
+            distinct += 1;
+        }
+    }
+    splat_bytes_into(result, &fams[..distinct], &mut bytes[..distinct]);
+    (fams, bytes, distinct)
 }
 
 /// The preview colour of a post tinted by its height `h` (low sand → high grey-brown over the
@@ -312,14 +374,21 @@ pub(super) struct BandFigures {
 }
 
 impl BandFigures {
+    /// The figures of `posts`, in one pass over them.
     pub(super) fn of(posts: &[PostSurface]) -> BandFigures {
-        BandFigures {
-            flora_ids: std::array::from_fn(|k| distinct_sorted(posts.iter().map(|r| r.flora[k].0.max(0)).filter(|&i| i != 0))),
-            flora_range: std::array::from_fn(|k| {
-                let finite = posts.iter().map(|r| r.flora[k].1).filter(|v| v.is_finite());
-                finite.fold(None, |range: Option<(f32, f32)>, v| Some(range.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))))
-            }),
+        let mut ids: [DistinctSorted; 4] = Default::default();
+        let mut ranges: [Option<(f32, f32)>; 4] = [None; 4];
+        for r in posts {
+            for (k, &(id, p)) in r.flora.iter().enumerate() {
+                if id > 0 {
+                    ids[k].push(id);
+                }
+                if p.is_finite() {
+                    ranges[k] = Some(ranges[k].map_or((p, p), |(lo, hi)| (lo.min(p), hi.max(p))));
+                }
+            }
         }
+        BandFigures { flora_ids: ids.map(|d| d.set), flora_range: ranges }
     }
 
     pub(super) fn merge(a: BandFigures, b: BandFigures) -> BandFigures {
@@ -335,22 +404,31 @@ impl BandFigures {
     }
 }
 
-/// The distinct values of `values`, ascending: a sorted set grown by binary search, the
-/// repeats of the last value skipped first (neighbouring posts mostly share their ids), so a
-/// band's millions of posts cost no sort.
+/// The distinct values of `values`, ascending ([`DistinctSorted`]).
 pub(super) fn distinct_sorted(values: impl Iterator<Item = i32>) -> Vec<i32> {
-    let mut set: Vec<i32> = Vec::new();
-    let mut last = None;
-    for v in values {
-        if last == Some(v) {
-            continue;
+    let mut set = DistinctSorted::default();
+    values.for_each(|v| set.push(v));
+    set.set
+}
+
+/// A sorted set grown by binary search, the repeats of the last value skipped first
+/// (neighbouring posts mostly share their ids), so a band's millions of posts cost no sort.
+#[derive(Default)]
+pub(super) struct DistinctSorted {
+    set: Vec<i32>,
+    last: Option<i32>,
+}
+
+impl DistinctSorted {
+    fn push(&mut self, v: i32) {
+        if self.last == Some(v) {
+            return;
         }
-        last = Some(v);
-        if let Err(at) = set.binary_search(&v) {
-            set.insert(at, v);
+        self.last = Some(v);
+        if let Err(at) = self.set.binary_search(&v) {
+            self.set.insert(at, v);
         }
     }
-    set
 }
 
 /// A hillshade value in [0, 1] for a unit normal: light from the north-west at 45°.
@@ -380,18 +458,7 @@ mod tests {
                 let family = [0, 3, 3, 3, 3, 8][next(6) as usize];
                 *layer = (family, weights[next(weights.len() as u64) as usize]);
             }
-            let post = PostValues {
-                result: &result,
-                normal: [0.0, 1.0, 0.0],
-                height: 0.0,
-                water: None,
-                heights: HeightsView { data: &[0.0; 9], stride: 3, origin: 4 },
-                at: (0, 0),
-                spacing: 2.0,
-                flattened: false,
-                spawn: SpawnRule::default(),
-            };
-            let (fams, bytes, n) = post.splat_bytes();
+            let (fams, bytes, n) = post_splat_bytes(&result);
             let mut want: Vec<i32> = post_splat_families(&result).collect();
             want.sort_unstable();
             want.dedup();
