@@ -173,7 +173,7 @@ impl PostRun<'_, '_> {
     /// be chosen once every band is done.
     fn splat(&self, splat_families: &[i32], blocks: &mut [Vec<u8>], at: usize) {
         // Neighbouring posts mostly have the same splat layers: their bytes are computed once.
-        let mut last: Option<(&[(i32, f32); SPLAT_LAYERS], [usize; SPLAT_LAYERS], [u8; SPLAT_LAYERS], usize)> = None;
+        let mut last: Option<(&SplatLayers, [usize; SPLAT_LAYERS], [u8; SPLAT_LAYERS], usize)> = None;
         for (k, result) in self.results().iter().enumerate() {
             let (blocks_of, bytes, n) = match last {
                 Some((splat, blocks_of, bytes, n)) if same_splat(splat, &result.splat) => (blocks_of, bytes, n),
@@ -283,8 +283,11 @@ fn under_water(height: f32, water: Option<f32>) -> bool {
     water.is_some_and(|w| height < w)
 }
 
+/// A post's splat layers: (family, weight).
+type SplatLayers = [(i32, f32); SPLAT_LAYERS];
+
 /// Whether two posts' splat layers are the same bit for bit (so are their bytes).
-fn same_splat(a: &[(i32, f32); SPLAT_LAYERS], b: &[(i32, f32); SPLAT_LAYERS]) -> bool {
+fn same_splat(a: &SplatLayers, b: &SplatLayers) -> bool {
     a.iter().zip(b).all(|(x, y)| x.0 == y.0 && x.1.to_bits() == y.1.to_bits())
 }
 
