@@ -63,12 +63,22 @@ pub fn road_hit(plan: &BakePlan, r: &RoadRecord, x: f32, z: f32) -> Option<RoadH
     if pts.len() < 2 {
         return None;
     }
-    // 1. Nearest control segment and the projection parameter on it.
+    // 1. Nearest control segment and the projection parameter on it. A segment whose bounding
+    // box lies farther than `reach` along an axis is skipped: its distance exceeds half the
+    // width by more than any rounding of `nearest_on_segment` (≪ 1 m at map coordinates), so
+    // it can be neither the nearest of a point within half the width (the only case with a
+    // hit) nor tie with it; the result is the same bit for bit, and a point far from the road
+    // (most of the map, for a road on a layer without a boundary) costs a few compares a
+    // segment.
+    let reach = r.half_width * 1.001 + 1.0;
     let mut best_d2 = f32::MAX;
     let mut best_seg = 0usize;
     let mut best_t = 0.0f32;
     for s in 0..pts.len() - 1 {
         let (a, b) = (pts[s], pts[s + 1]);
+        if x - a[0].max(b[0]) > reach || a[0].min(b[0]) - x > reach || z - a[1].max(b[1]) > reach || a[1].min(b[1]) - z > reach {
+            continue;
+        }
         let (d2, u) = nearest_on_segment(a[0], a[1], b[0], b[1], x, z);
         if d2 < best_d2 {
             best_d2 = d2;
@@ -140,6 +150,67 @@ pub fn apply_height_affector(plan: &BakePlan, a: &AffectorRecord, h: f32, t: f32
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `road_hit` skips the segments whose bounding box is out of reach; the hit is the one of
+    /// every segment's distance, bit for bit, at points near and far from winding roads of
+    /// several widths (at the rim of half the width above all).
+    #[test]
+    fn road_hits_skip_only_segments_out_of_reach() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f32 / (1u64 << 53) as f32
+        };
+        let every_segment = |plan: &BakePlan, r: &RoadRecord, x: f32, z: f32| -> Option<RoadHit> {
+            let pts = &plan.points[r.point_start as usize..(r.point_start + r.point_count) as usize];
+            let mut best = (f32::MAX, 0usize, 0.0f32);
+            for s in 0..pts.len() - 1 {
+                let (d2, u) = nearest_on_segment(pts[s][0], pts[s][1], pts[s + 1][0], pts[s + 1][1], x, z);
+                if d2 < best.0 {
+                    best = (d2, s, u);
+                }
+            }
+            let (d, hw, a) = (best.0.sqrt(), r.half_width, r.feather_amount);
+            (d < hw).then(|| RoadHit {
+                distance: d,
+                segment: best.1,
+                t: best.2,
+                weight: if d <= (1.0 - a) * hw { 1.0 } else { feather(r.feather_type, ((hw - d) / (a * hw)).clamp(0.0, 1.0)) },
+            })
+        };
+        let (mut hits, mut misses) = (0, 0);
+        for half_width in [0.5f32, 4.0, 12.5, 60.0] {
+            let mut plan = BakePlan::default();
+            let mut p = [next() * 16000.0 - 8000.0, next() * 16000.0 - 8000.0];
+            for _ in 0..40 {
+                plan.points.push(p);
+                p = [p[0] + next() * 400.0 - 200.0, p[1] + next() * 400.0 - 200.0];
+            }
+            let road = RoadRecord { point_count: 40, half_width, feather_amount: 0.5, ..Default::default() };
+            for k in 0..20_000 {
+                // Around a control point: on it, at the rim of half the width, or farther out.
+                let c = plan.points[k % 40];
+                let r = match k % 4 {
+                    0 => next() * half_width,
+                    1 => half_width * (0.999 + 0.002 * next()),
+                    2 => half_width + next() * 3.0,
+                    _ => next() * 600.0,
+                };
+                let angle = next() * std::f32::consts::TAU;
+                let (x, z) = (c[0] + r * angle.cos(), c[1] + r * angle.sin());
+                let want = every_segment(&plan, &road, x, z);
+                assert_eq!(road_hit(&plan, &road, x, z), want, "({x}, {z}), half width {half_width}");
+                if want.is_some() {
+                    hits += 1;
+                } else {
+                    misses += 1;
+                }
+            }
+        }
+        assert!(hits > 20_000 && misses > 20_000, "{hits} hits, {misses} misses");
+    }
 
     #[test]
     fn operations() {
