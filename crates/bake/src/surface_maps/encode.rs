@@ -1,12 +1,12 @@
-//! Each post's values as the band files store them: one pass over a band's posts encodes every
-//! plane the wanted maps read (swg-trn §5.9–§5.11; exports.md §4.6–§4.7).
+//! Each post's values as the band files store them: every plane the wanted maps read, encoded
+//! plane by plane over short runs of posts (swg-trn §5.9–§5.11; exports.md §4.6–§4.7).
 
 use super::*;
 
 impl SurfaceMapsJob {
     /// The band checkpoint's bytes: every plane's blocks, the probabilities and the meta. The
-    /// band's threads take a chunk of rows each, encode all its planes in one pass over its
-    /// posts (each post's results read once) and compress them ([`pack_block`]).
+    /// band's threads take a chunk of rows each, encode its planes ([`BandValues::encode_rows`])
+    /// and compress them ([`pack_block`]).
     pub(super) fn encode_band(&self, set: &BandSet, (r0, band_rows): (u32, u32), band: &BandValues, probabilities: Option<&[ClassProbabilities]>) -> Vec<u8> {
         let cols = band.cols;
         let rows = (band.results.len() / cols.max(1)) as u32;
