@@ -432,7 +432,7 @@ unsafe fn scale_lanes<L: Lanes>(values: &mut [f32], factor: f32) {
 /// `amount[l] = min(amount[l], feather(I(input[l]; low, high, a)))` where `amount[l] > 0`:
 /// the FFRA/FHGT step of the filter loop, a vector at a time (tail padded).
 #[inline(always)]
-unsafe fn filter_lanes<L: Lanes>(f: &FilterRecord, input: &[f32], amount: &mut [f32]) {
+pub(crate) unsafe fn filter_lanes<L: Lanes>(f: &FilterRecord, input: &[f32], amount: &mut [f32]) {
     let w = L::WIDTH;
     let groups = input.len() / w;
     for k in 0..groups {

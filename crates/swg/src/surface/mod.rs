@@ -219,6 +219,7 @@ pub struct ShaderResult {
 
 impl ShaderResult {
     /// Composite a new contribution over the earlier ones: earlier weights × (1 − w).
+    #[inline]
     fn over(&mut self, family: i32, w: f32) {
         let w = w.clamp(0.0, 1.0);
         for e in self.splat.iter_mut() {
@@ -309,11 +310,17 @@ pub struct SurfaceResult {
     pub passable: Option<u8>,
 }
 
+/// Whether FSLP `f` has no upper end under `opts` ([`SlopeFlat::Include`] with a top of 1):
+/// otherwise its value is the feathered range of the normal's y, as FHGT's of a height.
+fn slope_open_above(opts: &SurfaceOptions, f: &FilterRecord) -> bool {
+    opts.slope_flat == SlopeFlat::Include && f.high >= 1.0
+}
+
 /// Filter values with every filter live (swg-trn §5.2 steps 3–4, §5.5).
 fn surface_filter_value(plan: &BakePlan, f: &FilterRecord, extent: [f32; 4], ground: &Ground, shader: i32, opts: &SurfaceOptions, x: f32, z: f32) -> f32 {
     match f.kind {
         FILTER_SLOPE => {
-            if opts.slope_flat == SlopeFlat::Include && f.high >= 1.0 {
+            if slope_open_above(opts, f) {
                 // No upper end: only the lower (steep) side of the interval and its feather.
                 let (v, lo) = (ground.normal[1], f.low);
                 let d = (f.high - lo) * f.feather_amount * 0.5;
@@ -378,6 +385,7 @@ impl PassState for ShaderPass<'_> {
 }
 
 /// ASCN / ASRP at a post (swg-trn §5.10).
+#[inline(always)]
 fn apply_shader(opts: &SurfaceOptions, result: &mut ShaderResult, a: &AffectorRecord, t: f32) {
     match a.kind {
         AFFECTOR_SHADER_CONSTANT => {
@@ -415,10 +423,23 @@ impl PassState for LaterPass<'_> {
     }
 }
 
+/// `v / 255` for every byte v, as f32: a colour byte as a channel value (the division,
+/// evaluated at compile time with the same IEEE rounding, out of the colour affectors' loops).
+static BYTE_UNITS: [f32; 256] = {
+    let mut units = [0.0f32; 256];
+    let mut v = 0;
+    while v < 256 {
+        units[v] = v as f32 / 255.0;
+        v += 1;
+    }
+    units
+};
+
 /// A later-pass affector (flora, AENV, colour, road shader, AEXC, APAS) at a post (swg-trn
 /// §5.2 step 4), the final height there being `height`; `ramp_fractal` is an ACRF's fractal
 /// value at the post where the caller has it (a row walk computes a row's at once).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn apply_later(
     plan: &BakePlan,
     opts: &SurfaceOptions,
@@ -474,7 +495,7 @@ fn apply_later(
                 }
             };
             for (channel, v) in r.color.iter_mut().zip(c) {
-                *channel = height_operation(a.operation, *channel, f32::from(v) / 255.0, t);
+                *channel = height_operation(a.operation, *channel, BYTE_UNITS[usize::from(v)], t);
             }
         }
         AFFECTOR_ROAD_SHADER => {
@@ -713,10 +734,94 @@ impl PassState for TreeWalk<'_> {
     }
 }
 
+/// [`apply_tree_surface`] at each lane `l` of `live` (the row walk, `crate::surface::walk_strip`):
+/// lane l's post at (`xs[l]`, z) with amount `t[l]`, final height `ground[l].height`, result
+/// `results[l]` and, for an ACRF, fractal value `ramp[l]`. The affector's kind (and a colour
+/// affector's operation) is matched once, outside the loop: each arm runs a copy of the
+/// per-post code ([`surface_lanes`]) with them constant, so its `match`es fold away.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn apply_tree_surface_lanes(
+    plan: &BakePlan,
+    opts: &SurfaceOptions,
+    a: &AffectorRecord,
+    live: &[u32],
+    t: &[f32],
+    xs: &[f32],
+    z: f32,
+    ground: &[Ground],
+    results: &mut [SurfaceResult],
+    ramp: Option<&[f32]>,
+) {
+    macro_rules! with {
+        ($kind:expr, $operation:expr) => {
+            surface_lanes::<{ $kind }, { $operation }>(plan, opts, a, live, t, xs, z, ground, results, ramp)
+        };
+    }
+    macro_rules! colour {
+        ($kind:expr) => {
+            match a.operation {
+                0 => with!($kind, 0),
+                1 => with!($kind, 1),
+                2 => with!($kind, 2),
+                3 => with!($kind, 3),
+                _ => with!($kind, ANY_OPERATION),
+            }
+        };
+    }
+    match a.kind {
+        AFFECTOR_SHADER_CONSTANT => with!(AFFECTOR_SHADER_CONSTANT, ANY_OPERATION),
+        AFFECTOR_SHADER_REPLACE => with!(AFFECTOR_SHADER_REPLACE, ANY_OPERATION),
+        AFFECTOR_ENVIRONMENT => with!(AFFECTOR_ENVIRONMENT, ANY_OPERATION),
+        AFFECTOR_COLOR_CONSTANT => colour!(AFFECTOR_COLOR_CONSTANT),
+        AFFECTOR_COLOR_RAMP_HEIGHT => colour!(AFFECTOR_COLOR_RAMP_HEIGHT),
+        AFFECTOR_COLOR_RAMP_FRACTAL => colour!(AFFECTOR_COLOR_RAMP_FRACTAL),
+        AFFECTOR_ROAD_SHADER => with!(AFFECTOR_ROAD_SHADER, ANY_OPERATION),
+        AFFECTOR_EXCLUDE => with!(AFFECTOR_EXCLUDE, ANY_OPERATION),
+        AFFECTOR_PASSABLE => with!(AFFECTOR_PASSABLE, ANY_OPERATION),
+        k if k == AFFECTOR_FLORA_BASE => with!(AFFECTOR_FLORA_BASE, ANY_OPERATION),
+        k if k == AFFECTOR_FLORA_BASE + 1 => with!(AFFECTOR_FLORA_BASE + 1, ANY_OPERATION),
+        k if k == AFFECTOR_FLORA_BASE + 2 => with!(AFFECTOR_FLORA_BASE + 2, ANY_OPERATION),
+        k if k == AFFECTOR_FLORA_BASE + 3 => with!(AFFECTOR_FLORA_BASE + 3, ANY_OPERATION),
+        _ => with!(ANY_KIND, ANY_OPERATION),
+    }
+}
+
+/// [`surface_lanes`]' `KIND` when the affector's own kind is to be read.
+const ANY_KIND: u32 = u32::MAX;
+/// [`surface_lanes`]' `OPERATION` when the affector's own operation is to be read.
+const ANY_OPERATION: i32 = i32::MIN;
+
+/// One arm of [`apply_tree_surface_lanes`]: affector `a`, whose kind is `KIND` and operation
+/// `OPERATION` unless they are [`ANY_KIND`] / [`ANY_OPERATION`], at each lane of `live`.
+#[allow(clippy::too_many_arguments)]
+fn surface_lanes<const KIND: u32, const OPERATION: i32>(
+    plan: &BakePlan,
+    opts: &SurfaceOptions,
+    a: &AffectorRecord,
+    live: &[u32],
+    t: &[f32],
+    xs: &[f32],
+    z: f32,
+    ground: &[Ground],
+    results: &mut [SurfaceResult],
+    ramp: Option<&[f32]>,
+) {
+    let kind = if KIND == ANY_KIND { a.kind } else { KIND };
+    let operation = if OPERATION == ANY_OPERATION { a.operation } else { OPERATION };
+    debug_assert!(kind == a.kind && operation == a.operation);
+    let a = AffectorRecord { kind, operation, ..*a };
+    for &l in live {
+        let l = l as usize;
+        apply_tree_surface(plan, opts, ground[l].height, &mut results[l], &a, t[l], xs[l], z, ramp.map(|r| r[l]));
+    }
+}
+
 /// A surface affector of the tree walk (every kind but the height affectors) at a post whose
 /// final height is `height`: ASCN/ASRP on the shader so far, the rest as in the later pass
 /// ([`apply_later`], with its `ramp_fractal`).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn apply_tree_surface(
     plan: &BakePlan,
     opts: &SurfaceOptions,
@@ -911,6 +1016,15 @@ impl SurfaceEvaluator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_units_are_the_runtime_division() {
+        // Through black_box, so the division below runs on this CPU, not in the compiler.
+        for v in 0..=255u8 {
+            let runtime = f32::from(std::hint::black_box(v)) / std::hint::black_box(255.0f32);
+            assert_eq!(BYTE_UNITS[usize::from(v)].to_bits(), runtime.to_bits(), "byte {v}");
+        }
+    }
 
     #[test]
     fn stack_reading_matches_the_spec_examples() {

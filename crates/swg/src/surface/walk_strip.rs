@@ -8,8 +8,8 @@
 //! twin of kernels/surface.wgsl `slope_heights_pass`).
 
 use super::normals::faces_normals_row;
-use super::{apply_tree_surface, surface_filter_value, GridBlock, Ground, SurfaceEvaluator, SurfaceResult, SurfaceWalk};
-use crate::eval::walk_strip::{height_affector_lanes, lane_filter, live_range, scalar_filter_lanes, trace_row, walk_row, RowPass, RowScratch};
+use super::{apply_tree_surface_lanes, slope_open_above, surface_filter_value, GridBlock, Ground, SurfaceEvaluator, SurfaceResult, SurfaceWalk};
+use crate::eval::walk_strip::{filter_lanes, height_affector_lanes, lane_filter, live_range, scalar_filter_lanes, trace_row, walk_row, RowPass, RowScratch};
 use crate::lanes::{Lanes, Width};
 use crate::plan::{moves_height, AffectorRecord, BakePlan, FilterRecord, TileList, AFFECTOR_COLOR_RAMP_FRACTAL, FILTER_SLOPE};
 
@@ -108,6 +108,15 @@ impl RowPass for SurfaceRow<'_> {
             }
             _ => None,
         };
+        if f.kind == FILTER_SLOPE && !slope_open_above(&self.se.opts, f) {
+            // FSLP: the feathered range of each lane's normal y (`surface_filter_value`), a
+            // vector at a time as FHGT's; the fractal scratch holds the normals' y.
+            for l in range.clone() {
+                fractal[l] = slope.map_or(self.ground[l].normal, |s| s.normals[l])[1];
+            }
+            filter_lanes::<L>(f, &fractal[range.clone()], &mut amount[range]);
+            return;
+        }
         scalar_filter_lanes(plan, f, extent, range, amount, |l, ext| {
             let normal = slope.map_or(self.ground[l].normal, |s| s.normals[l]);
             let ground = Ground { height: self.h[l], normal };
@@ -140,10 +149,7 @@ impl RowPass for SurfaceRow<'_> {
                 self.live.extend(range.clone().filter(|&l| t[l] > 0.0).map(|l| l as u32));
                 live_found = true;
             }
-            for &l in self.live.iter() {
-                let l = l as usize;
-                apply_tree_surface(plan, &self.se.opts, self.ground[l].height, &mut self.results[l], a, t[l], xs[l], z, ramp.then(|| fractal[l]));
-            }
+            apply_tree_surface_lanes(plan, &self.se.opts, a, self.live, t, xs, z, self.ground, self.results, ramp.then_some(&*fractal));
         }
     }
 }
