@@ -23,12 +23,16 @@ fn tmp(name: &str) -> PathBuf {
 
 /// The demo terrain as a `.trn` file, opened through the C API.
 fn demo() -> *mut TrnbakeTerrain {
-    // Written once: the tests run on parallel threads, and one rewriting the file while
-    // another opens it let the second read an empty file.
+    // Written once, under this process's own name and renamed into place whole: the tests
+    // run on parallel threads, and this binary runs twice in CI (with and without the
+    // `navmesh` feature) over the same folder; a file rewritten while another opened it
+    // once read as empty.
     static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     let path = PATH.get_or_init(|| {
-        let path = tmp("capi-demo.trn");
-        std::fs::write(&path, trnbake_swg::model::json::demo_terrain().to_bytes()).unwrap();
+        let path = tmp(&format!("capi-demo-{}.trn", std::process::id()));
+        let partial = path.with_extension("partial");
+        std::fs::write(&partial, trnbake_swg::model::json::demo_terrain().to_bytes()).unwrap();
+        std::fs::rename(&partial, &path).unwrap();
         path
     });
     let t = unsafe { trnbake_terrain_open(c(path.to_str().unwrap()).as_ptr(), null()) };
