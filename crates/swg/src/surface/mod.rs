@@ -734,28 +734,29 @@ impl PassState for TreeWalk<'_> {
     }
 }
 
-/// [`apply_tree_surface`] at each lane `l` of `live` (the row walk, `crate::surface::walk_strip`):
-/// lane l's post at (`xs[l]`, z) with amount `t[l]`, final height `ground[l].height`, result
-/// `results[l]` and, for an ACRF, fractal value `ramp[l]`. The affector's kind (and a colour
-/// affector's operation) is matched once, outside the loop: each arm runs a copy of the
-/// per-post code ([`surface_lanes`]) with them constant, so its `match`es fold away.
-#[allow(clippy::too_many_arguments)]
+/// A row's live lanes as the row walk (`crate::surface::walk_strip`) hands them to a surface
+/// affector: lane l's post at (`xs[l]`, z) with amount `t[l]`, final height
+/// `ground[l].height` and, for an ACRF, fractal value `ramp[l]`, for each l of `live`.
+pub(super) struct LiveLanes<'a> {
+    pub plan: &'a BakePlan,
+    pub opts: &'a SurfaceOptions,
+    pub live: &'a [u32],
+    pub t: &'a [f32],
+    pub xs: &'a [f32],
+    pub z: f32,
+    pub ground: &'a [Ground],
+    pub ramp: Option<&'a [f32]>,
+}
+
+/// [`apply_tree_surface`] of `a` at each of `lanes`, lane l's result being `results[l]`. The
+/// affector's kind (and a colour affector's operation) is matched once, outside the loop:
+/// each arm runs a copy of the per-post code ([`surface_lanes`]) with them constant, so its
+/// `match`es fold away.
 #[inline(always)]
-fn apply_tree_surface_lanes(
-    plan: &BakePlan,
-    opts: &SurfaceOptions,
-    a: &AffectorRecord,
-    live: &[u32],
-    t: &[f32],
-    xs: &[f32],
-    z: f32,
-    ground: &[Ground],
-    results: &mut [SurfaceResult],
-    ramp: Option<&[f32]>,
-) {
+fn apply_tree_surface_lanes(lanes: &LiveLanes, a: &AffectorRecord, results: &mut [SurfaceResult]) {
     macro_rules! with {
         ($kind:expr, $operation:expr) => {
-            surface_lanes::<{ $kind }, { $operation }>(plan, opts, a, live, t, xs, z, ground, results, ramp)
+            surface_lanes::<{ $kind }, { $operation }>(lanes, a, results)
         };
     }
     macro_rules! colour {
@@ -793,24 +794,13 @@ const ANY_KIND: u32 = u32::MAX;
 const ANY_OPERATION: i32 = i32::MIN;
 
 /// One arm of [`apply_tree_surface_lanes`]: affector `a`, whose kind is `KIND` and operation
-/// `OPERATION` unless they are [`ANY_KIND`] / [`ANY_OPERATION`], at each lane of `live`.
-#[allow(clippy::too_many_arguments)]
-fn surface_lanes<const KIND: u32, const OPERATION: i32>(
-    plan: &BakePlan,
-    opts: &SurfaceOptions,
-    a: &AffectorRecord,
-    live: &[u32],
-    t: &[f32],
-    xs: &[f32],
-    z: f32,
-    ground: &[Ground],
-    results: &mut [SurfaceResult],
-    ramp: Option<&[f32]>,
-) {
+/// `OPERATION` unless they are [`ANY_KIND`] / [`ANY_OPERATION`], at each of `lanes`.
+fn surface_lanes<const KIND: u32, const OPERATION: i32>(lanes: &LiveLanes, a: &AffectorRecord, results: &mut [SurfaceResult]) {
     let kind = if KIND == ANY_KIND { a.kind } else { KIND };
     let operation = if OPERATION == ANY_OPERATION { a.operation } else { OPERATION };
     debug_assert!(kind == a.kind && operation == a.operation);
     let a = AffectorRecord { kind, operation, ..*a };
+    let LiveLanes { plan, opts, live, t, xs, z, ground, ramp } = *lanes;
     for &l in live {
         let l = l as usize;
         apply_tree_surface(plan, opts, ground[l].height, &mut results[l], &a, t[l], xs[l], z, ramp.map(|r| r[l]));

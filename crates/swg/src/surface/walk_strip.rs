@@ -8,7 +8,7 @@
 //! twin of kernels/surface.wgsl `slope_heights_pass`).
 
 use super::normals::faces_normals_row;
-use super::{apply_tree_surface_lanes, slope_open_above, surface_filter_value, GridBlock, Ground, SurfaceEvaluator, SurfaceResult, SurfaceWalk};
+use super::{apply_tree_surface_lanes, slope_open_above, surface_filter_value, GridBlock, Ground, LiveLanes, SurfaceEvaluator, SurfaceResult, SurfaceWalk};
 use crate::eval::walk_strip::{filter_lanes, height_affector_lanes, lane_filter, live_range, scalar_filter_lanes, trace_row, walk_row, RowPass, RowScratch};
 use crate::lanes::{Lanes, Width};
 use crate::plan::{moves_height, AffectorRecord, BakePlan, FilterRecord, TileList, AFFECTOR_COLOR_RAMP_FRACTAL, FILTER_SLOPE};
@@ -149,7 +149,8 @@ impl RowPass for SurfaceRow<'_> {
                 self.live.extend(range.clone().filter(|&l| t[l] > 0.0).map(|l| l as u32));
                 live_found = true;
             }
-            apply_tree_surface_lanes(plan, &self.se.opts, a, self.live, t, xs, z, self.ground, self.results, ramp.then_some(&*fractal));
+            let lanes = LiveLanes { plan, opts: &self.se.opts, live: self.live, t, xs, z, ground: self.ground, ramp: ramp.then_some(&*fractal) };
+            apply_tree_surface_lanes(&lanes, a, self.results);
         }
     }
 }
