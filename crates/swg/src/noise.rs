@@ -9,7 +9,10 @@
 //! `ln` (precomputed on the CPU) and `pow`, computed by [`pow_f32`] from basic operations
 //! so that CPU and GPU agree bit for bit.
 
+mod row_memo;
 mod rows;
+
+pub(crate) use row_memo::RowFractals;
 
 /// Park–Miller modulus 2^31 − 1 (swg-trn §6.1).
 const RNG_M: i64 = 2_147_483_647;

@@ -14,6 +14,7 @@ use super::feather::feather;
 use super::filter::filter_value_height_pass;
 use super::row_ops;
 use crate::lanes::Lanes;
+use crate::noise::RowFractals;
 use crate::plan::{
     moves_height, AffectorRecord, BakePlan, BoundaryRecord, FilterRecord, TileList, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, BOUNDARY_CIRCLE,
     BOUNDARY_RECTANGLE, FILTER_FRACTAL, FILTER_HEIGHT, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH,
@@ -28,8 +29,8 @@ pub struct RowScratch {
     reached: Vec<bool>,
     /// Per-lane amount T of the current layer's affectors (0 where they do not apply).
     t: Vec<f32>,
-    /// Fractal values of the current filter or affector, from [`crate::noise::Fractal::value_row`].
-    fractal: Vec<f32>,
+    /// The row's fractal values per family, and lane scratch.
+    fractals: RowFractals,
 }
 
 /// Heights of the posts at `xs` (ascending, all at the same `z`) into `out`, walking
@@ -80,13 +81,13 @@ pub(crate) trait RowPass {
         extent: Option<&[[f32; 4]]>,
         range: std::ops::Range<usize>,
         amount: &mut [f32],
-        fractal: &mut [f32],
+        fractals: &mut RowFractals,
     );
     /// Apply a layer's affectors, in order, to every lane with amount `t[l]` > 0.
     ///
     /// # Safety
     /// The CPU must have `L`'s instructions.
-    unsafe fn affectors<L: Lanes>(&mut self, plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], fractal: &mut [f32]);
+    unsafe fn affectors<L: Lanes>(&mut self, plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], fractals: &mut RowFractals);
 }
 
 /// The height pass over a row: `out` holds each lane's height so far.
@@ -105,22 +106,22 @@ impl RowPass for HeightRow<'_> {
         extent: Option<&[[f32; 4]]>,
         range: std::ops::Range<usize>,
         amount: &mut [f32],
-        fractal: &mut [f32],
+        fractals: &mut RowFractals,
     ) {
-        if lane_filter::<L>(plan, f, xs, z, self.out, range.clone(), amount, fractal) {
+        if lane_filter::<L>(plan, f, xs, z, self.out, range.clone(), amount, fractals) {
             return;
         }
         scalar_filter_lanes(plan, f, extent, range, amount, |l, ext| filter_value_height_pass(plan, f, ext, self.out[l], xs[l], z));
     }
 
     #[inline(always)]
-    unsafe fn affectors<L: Lanes>(&mut self, plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], fractal: &mut [f32]) {
+    unsafe fn affectors<L: Lanes>(&mut self, plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], fractals: &mut RowFractals) {
         if affectors.is_empty() {
             return;
         }
         let range = live_range(t);
         for a in affectors {
-            height_affector_lanes::<L>(plan, a, xs, z, t, range.clone(), self.out, fractal);
+            height_affector_lanes::<L>(plan, a, xs, z, t, range.clone(), self.out, fractals);
         }
     }
 }
@@ -196,14 +197,14 @@ impl RowPass for TraceRow<'_> {
         extent: Option<&[[f32; 4]]>,
         range: std::ops::Range<usize>,
         amount: &mut [f32],
-        fractal: &mut [f32],
+        fractals: &mut RowFractals,
     ) {
-        self.height.filter::<L>(plan, f, xs, z, extent, range, amount, fractal)
+        self.height.filter::<L>(plan, f, xs, z, extent, range, amount, fractals)
     }
 
     #[inline(always)]
-    unsafe fn affectors<L: Lanes>(&mut self, plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], fractal: &mut [f32]) {
-        self.height.affectors::<L>(plan, affectors, xs, z, t, fractal)
+    unsafe fn affectors<L: Lanes>(&mut self, plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], fractals: &mut RowFractals) {
+        self.height.affectors::<L>(plan, affectors, xs, z, t, fractals)
     }
 }
 
@@ -224,7 +225,7 @@ pub(crate) unsafe fn walk_row<L: Lanes, P: RowPass>(plan: &BakePlan, tile: &Tile
     s.extent.resize(n, [0.0; 4]);
     s.reached.resize(n, false);
     s.t.resize(n, 0.0);
-    s.fractal.resize(n, 0.0);
+    s.fractals.start_row(plan.fractals.len(), n);
     let half = plan.half_width;
     let mut i = 0usize;
     while i < tile.layers.len() {
@@ -246,7 +247,7 @@ pub(crate) unsafe fn walk_row<L: Lanes, P: RowPass>(plan: &BakePlan, tile: &Tile
             // A layer without boundaries or filters has amount 1 wherever its parent is
             // open: T = parent, and its children see the parent's amounts (parent × 1).
             child.copy_from_slice(parent);
-            pass.affectors::<L>(plan, affectors, xs, z, parent, &mut s.fractal);
+            pass.affectors::<L>(plan, affectors, xs, z, parent, &mut s.fractals);
             i += 1;
             continue;
         }
@@ -315,7 +316,7 @@ pub(crate) unsafe fn walk_row<L: Lanes, P: RowPass>(plan: &BakePlan, tile: &Tile
                 if range.is_empty() {
                     break;
                 }
-                pass.filter::<L>(plan, f, xs, z, needs_extent.then_some(&*extent), range, amount, &mut s.fractal);
+                pass.filter::<L>(plan, f, xs, z, needs_extent.then_some(&*extent), range, amount, &mut s.fractals);
             }
             for (a, &r) in amount.iter_mut().zip(&s.reached[..n]) {
                 let v = if invert_f { 1.0 - *a } else { *a };
@@ -334,7 +335,7 @@ pub(crate) unsafe fn walk_row<L: Lanes, P: RowPass>(plan: &BakePlan, tile: &Tile
             t[l] = if open { amount[l] * parent[l] } else { 0.0 };
             child[l] = if open { parent[l] * amount[l] } else { 0.0 };
         }
-        pass.affectors::<L>(plan, affectors, xs, z, t, &mut s.fractal);
+        pass.affectors::<L>(plan, affectors, xs, z, t, &mut s.fractals);
         i += 1;
     }
 }
@@ -352,9 +353,9 @@ pub(crate) unsafe fn lane_filter<L: Lanes>(
     heights: &[f32],
     range: std::ops::Range<usize>,
     amount: &mut [f32],
-    fractal: &mut [f32],
+    fractals: &mut RowFractals,
 ) -> bool {
-    if fractal_filter_lanes::<L>(plan, f, xs, z, range.clone(), amount, fractal) {
+    if fractal_filter_lanes::<L>(plan, f, xs, z, range.clone(), amount, fractals) {
         return true;
     }
     if f.kind == FILTER_HEIGHT {
@@ -365,7 +366,7 @@ pub(crate) unsafe fn lane_filter<L: Lanes>(
 }
 
 /// FFRA over the live lanes `range`, when `f` is one with a fractal: row-evaluated, equal
-/// per lane to the `fr.value(x, z)` of filter_value_height_pass. False for other filters.
+/// per lane to the `fr.value(x, z) * f.value` of filter_value_height_pass. False for other filters.
 #[inline(always)]
 unsafe fn fractal_filter_lanes<L: Lanes>(
     plan: &BakePlan,
@@ -374,15 +375,13 @@ unsafe fn fractal_filter_lanes<L: Lanes>(
     z: f32,
     range: std::ops::Range<usize>,
     amount: &mut [f32],
-    fractal: &mut [f32],
+    fractals: &mut RowFractals,
 ) -> bool {
     if f.kind != FILTER_FRACTAL {
         return false;
     }
     let Some(fr) = plan.fractals.get(f.family as usize) else { return false };
-    fr.value_row_with::<L>(&xs[range.clone()], z, &mut fractal[range.clone()]);
-    let values = &mut fractal[range.clone()];
-    scale_lanes::<L>(values, f.value);
+    let values = fractals.scaled::<L>(fr, f.family as usize, xs, z, range.clone(), f.value);
     filter_lanes::<L>(f, values, &mut amount[range]);
     true
 }
@@ -412,21 +411,6 @@ pub(crate) fn live_range(values: &[f32]) -> std::ops::Range<usize> {
     let Some(lo) = values.iter().position(|&v| v > 0.0) else { return 0..0 };
     let hi = values.iter().rposition(|&v| v > 0.0).unwrap_or(lo);
     lo..hi + 1
-}
-
-/// `values[l] *= factor`, a vector at a time, then the tail.
-#[inline(always)]
-unsafe fn scale_lanes<L: Lanes>(values: &mut [f32], factor: f32) {
-    let w = L::WIDTH;
-    let groups = values.len() / w;
-    let vf = L::splat(factor);
-    for k in 0..groups {
-        let p = values.as_mut_ptr().add(k * w);
-        L::store(p, L::mul(L::load(p), vf));
-    }
-    for v in &mut values[groups * w..] {
-        *v *= factor;
-    }
 }
 
 /// `amount[l] = min(amount[l], feather(I(input[l]; low, high, a)))` where `amount[l] > 0`:
@@ -534,14 +518,13 @@ pub(crate) unsafe fn height_affector_lanes<L: Lanes>(
     t: &[f32],
     range: std::ops::Range<usize>,
     out: &mut [f32],
-    fractal_values: &mut [f32],
+    fractals: &mut RowFractals,
 ) {
     match a.kind {
         AFFECTOR_HEIGHT_FRACTAL if (a.index as usize) < plan.fractals.len() => {
             // Equal per lane to apply_height_affector's `f.value(x, z) * a.value`.
-            let fractal = &plan.fractals[a.index as usize];
-            fractal.value_row_with::<L>(&xs[range.clone()], z, &mut fractal_values[range.clone()]);
-            operation_lanes::<L>(a.operation, Operand::Scaled(&fractal_values[range.clone()], a.value), &t[range.clone()], &mut out[range]);
+            let values = fractals.values::<L>(&plan.fractals[a.index as usize], a.index as usize, xs, z, range.clone());
+            operation_lanes::<L>(a.operation, Operand::Scaled(&values[range.clone()], a.value), &t[range.clone()], &mut out[range]);
         }
         AFFECTOR_HEIGHT_CONSTANT => {
             operation_lanes::<L>(a.operation, Operand::Constant(a.value), &t[range.clone()], &mut out[range]);

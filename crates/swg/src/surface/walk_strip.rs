@@ -11,6 +11,7 @@ use super::normals::faces_normals_row;
 use super::{apply_tree_surface_lanes, slope_open_above, surface_filter_value, GridBlock, Ground, LiveLanes, SurfaceEvaluator, SurfaceResult, SurfaceWalk};
 use crate::eval::walk_strip::{filter_lanes, height_affector_lanes, lane_filter, live_range, scalar_filter_lanes, trace_row, walk_row, RowPass, RowScratch};
 use crate::lanes::{Lanes, Width};
+use crate::noise::RowFractals;
 use crate::plan::{moves_height, AffectorRecord, BakePlan, FilterRecord, TileList, AFFECTOR_COLOR_RAMP_FRACTAL, FILTER_SLOPE};
 
 /// The slope traces of the rows around a walked row (south, own, north), each slot-major:
@@ -91,10 +92,10 @@ impl RowPass for SurfaceRow<'_> {
         extent: Option<&[[f32; 4]]>,
         range: std::ops::Range<usize>,
         amount: &mut [f32],
-        fractal: &mut [f32],
+        fractals: &mut RowFractals,
     ) {
         // FFRA, and FHGT on the tree walk's height so far.
-        if lane_filter::<L>(plan, f, xs, z, self.h, range.clone(), amount, fractal) {
+        if lane_filter::<L>(plan, f, xs, z, self.h, range.clone(), amount, fractals) {
             return;
         }
         let slope = match &mut self.slope {
@@ -110,11 +111,12 @@ impl RowPass for SurfaceRow<'_> {
         };
         if f.kind == FILTER_SLOPE && !slope_open_above(&self.se.opts, f) {
             // FSLP: the feathered range of each lane's normal y (`surface_filter_value`), a
-            // vector at a time as FHGT's; the fractal scratch holds the normals' y.
+            // vector at a time as FHGT's; the lane scratch holds the normals' y.
+            let normal_y = &mut fractals.scratch;
             for l in range.clone() {
-                fractal[l] = slope.map_or(self.ground[l].normal, |s| s.normals[l])[1];
+                normal_y[l] = slope.map_or(self.ground[l].normal, |s| s.normals[l])[1];
             }
-            filter_lanes::<L>(f, &fractal[range.clone()], &mut amount[range]);
+            filter_lanes::<L>(f, &normal_y[range.clone()], &mut amount[range]);
             return;
         }
         scalar_filter_lanes(plan, f, extent, range, amount, |l, ext| {
@@ -125,7 +127,7 @@ impl RowPass for SurfaceRow<'_> {
     }
 
     #[inline(always)]
-    unsafe fn affectors<L: Lanes>(&mut self, plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], fractal: &mut [f32]) {
+    unsafe fn affectors<L: Lanes>(&mut self, plan: &BakePlan, affectors: &[AffectorRecord], xs: &[f32], z: f32, t: &[f32], fractals: &mut RowFractals) {
         if affectors.is_empty() {
             return;
         }
@@ -133,23 +135,20 @@ impl RowPass for SurfaceRow<'_> {
         let mut live_found = false;
         for a in affectors {
             if moves_height(a.kind) {
-                height_affector_lanes::<L>(plan, a, xs, z, t, range.clone(), self.h, fractal);
+                height_affector_lanes::<L>(plan, a, xs, z, t, range.clone(), self.h, fractals);
                 continue;
             }
             // ACRF's fractal over the live lanes at once (equal per lane to `value`).
             let ramp = match plan.fractals.get(a._pad as usize) {
-                Some(f) if a.kind == AFFECTOR_COLOR_RAMP_FRACTAL => {
-                    f.value_row_with::<L>(&xs[range.clone()], z, &mut fractal[range.clone()]);
-                    true
-                }
-                _ => false,
+                Some(f) if a.kind == AFFECTOR_COLOR_RAMP_FRACTAL => Some(fractals.values::<L>(f, a._pad as usize, xs, z, range.clone())),
+                _ => None,
             };
             if !live_found {
                 self.live.clear();
                 self.live.extend(range.clone().filter(|&l| t[l] > 0.0).map(|l| l as u32));
                 live_found = true;
             }
-            let lanes = LiveLanes { plan, opts: &self.se.opts, live: self.live, t, xs, z, ground: self.ground, ramp: ramp.then_some(&*fractal) };
+            let lanes = LiveLanes { plan, opts: &self.se.opts, live: self.live, t, xs, z, ground: self.ground, ramp };
             apply_tree_surface_lanes(&lanes, a, self.results);
         }
     }
