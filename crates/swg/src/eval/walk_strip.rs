@@ -27,8 +27,6 @@ pub struct RowScratch {
     amount: Vec<f32>,
     extent: Vec<[f32; 4]>,
     reached: Vec<bool>,
-    /// Per-lane amount T of the current layer's affectors (0 where they do not apply).
-    t: Vec<f32>,
     /// The row's fractal values per family, and lane scratch.
     fractals: RowFractals,
 }
@@ -224,7 +222,6 @@ pub(crate) unsafe fn walk_row<L: Lanes, P: RowPass>(plan: &BakePlan, tile: &Tile
     s.amount.resize(n, 0.0);
     s.extent.resize(n, [0.0; 4]);
     s.reached.resize(n, false);
-    s.t.resize(n, 0.0);
     s.fractals.start_row(plan.fractals.len(), n);
     let half = plan.half_width;
     let mut i = 0usize;
@@ -328,14 +325,13 @@ pub(crate) unsafe fn walk_row<L: Lanes, P: RowPass>(plan: &BakePlan, tile: &Tile
             }
         }
 
-        // 3. Affectors with T = own amount × ancestors' amounts; 4. children's parent amount.
-        let t = &mut s.t[..n];
+        // 3. Affectors with T = own amount × ancestors' amounts; 4. children's parent amount
+        //    (parent × amount, the same bits: an f32 product commutes), so one row holds both.
         for l in 0..n {
-            let open = amount[l] > 0.0;
-            t[l] = if open { amount[l] * parent[l] } else { 0.0 };
-            child[l] = if open { parent[l] * amount[l] } else { 0.0 };
+            let product = amount[l] * parent[l];
+            child[l] = if amount[l] > 0.0 { product } else { 0.0 };
         }
-        pass.affectors::<L>(plan, affectors, xs, z, t, &mut s.fractals);
+        pass.affectors::<L>(plan, affectors, xs, z, child, &mut s.fractals);
         i += 1;
     }
 }
@@ -402,6 +398,24 @@ pub(crate) fn scalar_filter_lanes(
         if amount[l] > 0.0 {
             let ext = extent.map_or([-half, -half, half, half], |e| e[l]);
             amount[l] = amount[l].min(feather(f.feather_type, value(l, ext)));
+        }
+    }
+}
+
+/// The lanes of `range` whose value is positive, ascending, into `live` (cleared first):
+/// 64 lanes' signs gathered into a bit mask at a time, so the loop has no branch a lane.
+pub(crate) fn live_lanes(values: &[f32], range: std::ops::Range<usize>, live: &mut Vec<u32>) {
+    live.clear();
+    let start = range.start;
+    for (k, chunk) in values[range].chunks(64).enumerate() {
+        let mut mask = 0u64;
+        for (i, &v) in chunk.iter().enumerate() {
+            mask |= u64::from(v > 0.0) << i;
+        }
+        let base = (start + k * 64) as u32;
+        while mask != 0 {
+            live.push(base + mask.trailing_zeros());
+            mask &= mask - 1;
         }
     }
 }
@@ -537,6 +551,25 @@ pub(crate) unsafe fn height_affector_lanes<L: Lanes>(
                     out[l] = apply_height_affector(plan, a, out[l], t[l], xs[l], z);
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `live_lanes` lists exactly the lanes a per-lane filter keeps, in order, for ranges that
+    /// start and end off the 64-lane chunks, with zeros, −0, negatives and NaN among them.
+    #[test]
+    fn live_lanes_are_the_positive_lanes() {
+        let specials = [0.0, -0.0, -1.0, f32::NAN, 1e-30, 0.5, 1.0, f32::MIN_POSITIVE];
+        let values: Vec<f32> = (0..300u32).map(|i| specials[(i.wrapping_mul(2_654_435_761) >> 7) as usize % specials.len()]).collect();
+        let mut live = Vec::new();
+        for range in [0..300, 0..0, 5..6, 3..67, 64..128, 1..299, 130..300] {
+            live_lanes(&values, range.clone(), &mut live);
+            let want: Vec<u32> = range.clone().filter(|&l| values[l] > 0.0).map(|l| l as u32).collect();
+            assert_eq!(live, want, "lanes {range:?}");
         }
     }
 }

@@ -107,7 +107,7 @@ pub fn window_normals(grid: &Grid, c0: u32, r0: u32, cols: u32, rows: u32, padde
         let padded_row = |dz: usize| &padded[(r + dz) * (cols + 2)..(r + dz + 1) * (cols + 2)];
         match method {
             NormalMethod::Faces => {
-                faces_normals_row(width, [padded_row(0), padded_row(1), padded_row(2)], spacing, &|c| (gc0 + gr0 + (c + r) as i64).rem_euclid(2) == 0, row)
+                faces_normals_row(width, [padded_row(0), padded_row(1), padded_row(2)], spacing, (gc0 + gr0 + r as i64).rem_euclid(2) == 0, row)
             }
             NormalMethod::Central => {
                 for (c, o) in row.iter_mut().enumerate() {

@@ -99,80 +99,146 @@ fn normalize(n: [f32; 3]) -> [f32; 3] {
 /// The faces-reading normals ([`post_normal`] with [`NormalMethod::Faces`]) of `out.len()`
 /// consecutive posts of a row, computed `width` posts at a time: `rows` are the heights of the
 /// row south of it, the row itself and the row north of it, post j's 3×3 reading columns
-/// j..j + 3 of each; `even(j)`: whether post j's (gx ^ gz) is even. Every lane takes both
-/// triangle tables and keeps its parity's sum, with the scalar code's operations in its
-/// order, so the normals are bit-identical to [`post_normal`]'s at every width.
-pub fn faces_normals_row(width: Width, rows: [&[f32]; 3], spacing: f32, even: &dyn Fn(usize) -> bool, out: &mut [[f32; 3]]) {
+/// j..j + 3 of each; `even_first`: whether post 0's (gx ^ gz) is even (the parity alternates
+/// along a row).
+///
+/// Why quads first: the triangles meeting at a post are shared with its neighbours, and every
+/// post's table lists a shared triangle from the same corner in the same order (the corners'
+/// offsets are whole multiples of the spacing, so their differences are exact), so a
+/// triangle's unit normal has the same bits whichever post computes it. Each quad's two
+/// normals are computed once, south and north of the row (4 normalisations a post instead of
+/// 12), then each post sums its parity's triangles in its table's order and normalises, as
+/// [`post_normal`] does: the normals are bit-identical to it at every width (tested).
+pub fn faces_normals_row(width: Width, rows: [&[f32]; 3], spacing: f32, even_first: bool, out: &mut [[f32; 3]]) {
     let n = out.len();
     assert!(rows.iter().all(|r| r.len() >= n + 2), "each row holds the posts and one either side");
-    crate::with_lanes_at!(
-        width,
-        |L; rows: [&[f32]; 3], spacing: f32, even: &dyn Fn(usize) -> bool, out: &mut [[f32; 3]]| -> () {
-            let w = L::WIDTH;
-            let mut j = 0;
-            while j + w <= out.len() {
-                // Loops, not closures: a closure would not inherit the AVX2 target feature.
-                let mut h = [[L::splat(0.0); 3]; 3];
-                for dz in 0..3 {
-                    for dx in 0..3 {
-                        h[dz][dx] = L::load(rows[dz][j + dx..].as_ptr());
-                    }
-                }
-                let even_sum = faces_sum_lanes::<L, 8>(&FACES_EVEN, &h, spacing);
-                let odd_sum = faces_sum_lanes::<L, 4>(&FACES_ODD, &h, spacing);
-                let mut parity = L::Arr::default();
-                for (k, m) in parity.as_mut().iter_mut().enumerate() {
-                    *m = f32::from_bits(if even(j + k) { !0 } else { 0 });
-                }
-                let is_even = L::from_arr(&parity);
-                let mut v = [L::Arr::default(); 3];
-                for i in 0..3 {
-                    v[i] = L::to_arr(L::select(is_even, even_sum[i], odd_sum[i]));
-                }
-                for (k, o) in out[j..j + w].iter_mut().enumerate() {
-                    *o = [v[0].as_ref()[k], v[1].as_ref()[k], v[2].as_ref()[k]];
-                }
-                j += w;
-            }
-            for (k, o) in out.iter_mut().enumerate().skip(j) {
-                let h = [0, 1, 2].map(|dz| [rows[dz][k], rows[dz][k + 1], rows[dz][k + 2]]);
-                // A (gx, gz) of the post's parity.
-                *o = post_normal(NormalMethod::Faces, &h, spacing, i64::from(!even(k)), 0);
-            }
-        },
-        rows, spacing, even, out
-    )
+    thread_local! {
+        /// The row's quad face normals: 2 strips × 2 triangles × 3 components, n + 1 quads each.
+        static FACES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    FACES.with_borrow_mut(|faces| {
+        faces.clear();
+        faces.resize(QUAD_PLANES * (n + 1), 0.0);
+        crate::with_lanes_at!(
+            width,
+            |L; rows: [&[f32]; 3], spacing: f32, even_first: bool, faces: &mut [f32], out: &mut [[f32; 3]]| -> () {
+                let quads = out.len() + 1;
+                let (south, north) = faces.split_at_mut(6 * quads);
+                // Quad q of a strip has its south-west post in ring column q: the south strip's
+                // quad 0 has post 0's parity (one post south-west of it), the north strip's the other.
+                quad_faces::<L>(rows[0], rows[1], spacing, even_first, south, quads);
+                quad_faces::<L>(rows[1], rows[2], spacing, !even_first, north, quads);
+                post_sums::<L>(rows, spacing, even_first, south, north, out);
+            },
+            rows, spacing, even_first, faces, out
+        )
+    })
 }
 
-/// [`faces_sum`] over lanes: the same constant corners, products and sums, in the same order
-/// (the x and z offsets are the same for every lane, so their arithmetic is done once).
+/// Planes of [`faces_normals_row`]'s quad normals: per strip, (first, second) triangle × xyz.
+const QUAD_PLANES: usize = 12;
+
+/// Per-lane parity mask: lane i is even when `first_even == ((start + i) % 2 == 0)`.
 #[inline(always)]
-unsafe fn faces_sum_lanes<L: Lanes, const N: usize>(triangles: &[[(i32, i32); 3]; N], h: &[[L::F; 3]; 3], spacing: f32) -> [L::F; 3] {
-    let mut sum = [L::splat(0.0); 3];
-    for tri in triangles {
-        let corner = |k: usize| {
-            let (dx, dz) = tri[k];
-            (dx as f32 * spacing, dz as f32 * spacing, ((dz + 1) as usize, (dx + 1) as usize))
-        };
-        let (a, b, c) = (corner(0), corner(1), corner(2));
-        let (ha, hb, hc) = (h[a.2 .0][a.2 .1], h[b.2 .0][b.2 .1], h[c.2 .0][c.2 .1]);
-        let u = (b.0 - a.0, L::sub(hb, ha), b.1 - a.1);
-        let v = (c.0 - a.0, L::sub(hc, ha), c.1 - a.1);
-        // face_normal's cross product, its y constant.
-        let ny = u.2 * v.0 - u.0 * v.2;
-        let mut n =
-            [L::sub(L::mul(u.1, L::splat(v.2)), L::mul(L::splat(u.2), v.1)), L::splat(ny), L::sub(L::mul(L::splat(u.0), v.1), L::mul(u.1, L::splat(v.0)))];
-        if ny < 0.0 {
-            for x in &mut n {
-                *x = L::mul(*x, L::splat(-1.0));
-            }
-        }
-        let n = normalize_lanes::<L>(n);
-        for k in 0..3 {
-            sum[k] = L::add(sum[k], n[k]);
-        }
+unsafe fn parity_lanes<L: Lanes>(first_even: bool, start: usize) -> L::F {
+    let mut parity = L::Arr::default();
+    for (i, m) in parity.as_mut().iter_mut().enumerate() {
+        *m = f32::from_bits(if first_even == (start + i).is_multiple_of(2) { !0 } else { 0 });
     }
-    normalize_lanes::<L>(sum)
+    L::from_arr(&parity)
+}
+
+/// `w` values of `row` from `start`, zeros past its end.
+#[inline(always)]
+unsafe fn load_padded<L: Lanes>(row: &[f32], start: usize) -> L::F {
+    if start + L::WIDTH <= row.len() {
+        return L::load(row.as_ptr().add(start));
+    }
+    let mut a = L::Arr::default();
+    let m = row.len().saturating_sub(start);
+    a.as_mut()[..m].copy_from_slice(&row[start..start + m]);
+    L::from_arr(&a)
+}
+
+/// The unit normals of both triangles of `quads` quads between rows `lo` (south) and `hi`
+/// (north), quad q's corners being columns q and q + 1: planes of `faces` (6 × quads) hold the
+/// first triangle's x, y, z, then the second's. Quad 0's diagonal parity is `first_even`,
+/// alternating along the strip: an even quad's triangles are (SW, SE, NE) and (SW, NE, NW), an
+/// odd one's (SW, SE, NW) and (SE, NE, NW) — the corners in the order [`FACES_EVEN`] and
+/// [`FACES_ODD`] list them, with their offsets' differences (exact) and `face_normal`'s operations.
+#[inline(always)]
+unsafe fn quad_faces<L: Lanes>(lo: &[f32], hi: &[f32], spacing: f32, first_even: bool, faces: &mut [f32], quads: usize) {
+    let w = L::WIDTH;
+    let (s, zero, minus_s, minus_one) = (L::splat(spacing), L::splat(0.0), L::splat(-spacing), L::splat(-1.0));
+    let mut q = 0;
+    while q < quads {
+        let even = parity_lanes::<L>(first_even, q);
+        let (sw, se) = (load_padded::<L>(lo, q), load_padded::<L>(lo, q + 1));
+        let (nw, ne) = (load_padded::<L>(hi, q), load_padded::<L>(hi, q + 1));
+        // First triangle: a = SW, b = SE, c = NE (even) or NW (odd).
+        let first = face_lanes::<L>((s, L::sub(se, sw), zero), (L::select(even, s, zero), L::sub(L::select(even, ne, nw), sw), s), minus_one);
+        // Second: (SW, NE, NW) even, (SE, NE, NW) odd.
+        let a = L::select(even, sw, se);
+        let second = face_lanes::<L>((L::select(even, s, zero), L::sub(ne, a), s), (L::select(even, zero, minus_s), L::sub(nw, a), s), minus_one);
+        let m = (quads - q).min(w);
+        for (plane, v) in first.into_iter().chain(second).enumerate() {
+            let v = L::to_arr(v);
+            faces[plane * quads + q..plane * quads + q + m].copy_from_slice(&v.as_ref()[..m]);
+        }
+        q += w;
+    }
+}
+
+/// `face_normal` of the edges u = b − a and v = c − a given as (x, y, z) lanes: the cross
+/// product, turned upward (times −1, as the lanes of [`post_normal`] do), normalised.
+#[inline(always)]
+unsafe fn face_lanes<L: Lanes>(u: (L::F, L::F, L::F), v: (L::F, L::F, L::F), minus_one: L::F) -> [L::F; 3] {
+    let n = [L::sub(L::mul(u.1, v.2), L::mul(u.2, v.1)), L::sub(L::mul(u.2, v.0), L::mul(u.0, v.2)), L::sub(L::mul(u.0, v.1), L::mul(u.1, v.0))];
+    let down = L::lt(n[1], L::splat(0.0));
+    let mut up = n;
+    for c in &mut up {
+        *c = L::select(down, L::mul(*c, minus_one), *c);
+    }
+    normalize_lanes::<L>(up)
+}
+
+/// Each post's sum of its triangles' normals from the strips' quad normals, in its table's
+/// order from 0 (post j's quads are j and j + 1 of each strip), normalised; the posts past
+/// the last whole vector by [`post_normal`].
+#[inline(always)]
+unsafe fn post_sums<L: Lanes>(rows: [&[f32]; 3], spacing: f32, even_first: bool, south: &[f32], north: &[f32], out: &mut [[f32; 3]]) {
+    let w = L::WIDTH;
+    let quads = out.len() + 1;
+    let mut j = 0;
+    while j + w <= out.len() {
+        let is_even = parity_lanes::<L>(even_first, j);
+        let mut sum = [L::splat(0.0); 3];
+        for (c, sum) in sum.iter_mut().enumerate() {
+            // FACES_EVEN: SW quad's two, SE's two, NW's two, NE's two.
+            let mut even = L::splat(0.0);
+            for (faces, at) in [(south, j), (south, j + 1), (north, j), (north, j + 1)] {
+                even = L::add(even, L::load(faces.as_ptr().add(c * quads + at)));
+                even = L::add(even, L::load(faces.as_ptr().add((3 + c) * quads + at)));
+            }
+            // FACES_ODD: SW's second, SE's second, NW's first, NE's first.
+            let mut odd = L::add(L::splat(0.0), L::load(south.as_ptr().add((3 + c) * quads + j)));
+            odd = L::add(odd, L::load(south.as_ptr().add((3 + c) * quads + j + 1)));
+            odd = L::add(odd, L::load(north.as_ptr().add(c * quads + j)));
+            odd = L::add(odd, L::load(north.as_ptr().add(c * quads + j + 1)));
+            *sum = L::select(is_even, even, odd);
+        }
+        let unit = normalize_lanes::<L>(sum);
+        let v = [L::to_arr(unit[0]), L::to_arr(unit[1]), L::to_arr(unit[2])];
+        for (k, o) in out[j..j + w].iter_mut().enumerate() {
+            *o = [v[0].as_ref()[k], v[1].as_ref()[k], v[2].as_ref()[k]];
+        }
+        j += w;
+    }
+    for (k, o) in out.iter_mut().enumerate().skip(j) {
+        let h = [0, 1, 2].map(|dz| [rows[dz][k], rows[dz][k + 1], rows[dz][k + 2]]);
+        // A (gx, gz) of the post's parity.
+        *o = post_normal(NormalMethod::Faces, &h, spacing, i64::from(even_first != (k % 2 == 0)), 0);
+    }
 }
 
 /// [`normalize`] over lanes.
@@ -256,12 +322,16 @@ mod tests {
     #[test]
     fn the_lane_rows_equal_post_normal_at_every_width() {
         let mut next = uniform(0x9e37_79b9_7f4a_7c15);
-        for (k, n) in [1usize, 3, 8, 13, 64, 101].into_iter().enumerate() {
-            // Rough heights, flat stretches (zero-length cross products) and a NaN.
-            let mut rows: [Vec<f32>; 3] = std::array::from_fn(|_| (0..n + 2).map(|_| ((next() - 0.5) * 300.0).round()).collect());
+        for (k, n) in [1usize, 3, 8, 13, 64, 101, 130, 17].into_iter().enumerate() {
+            // Rough heights (whole metres, and fractions for rounding), flat stretches
+            // (zero-length cross products), a NaN and an infinity.
+            let fractions = k % 2 == 1;
+            let mut rows: [Vec<f32>; 3] =
+                std::array::from_fn(|_| (0..n + 2).map(|_| (next() - 0.5) * 300.0).map(|h| if fractions { h } else { h.round() }).collect());
             rows[1][n / 2] = rows[0][n / 2];
             if n > 8 {
                 rows[2][5] = f32::NAN;
+                rows[0][n - 3] = f32::INFINITY;
             }
             let spacing = [2.0, 1.0, 0.5, 8.0][k % 4];
             for even_first in [true, false] {
@@ -273,7 +343,7 @@ mod tests {
                     .collect();
                 for width in Width::available() {
                     let mut got = vec![[0.0; 3]; n];
-                    faces_normals_row(width, [&rows[0], &rows[1], &rows[2]], spacing, &|j| (j % 2 == 0) == even_first, &mut got);
+                    faces_normals_row(width, [&rows[0], &rows[1], &rows[2]], spacing, even_first, &mut got);
                     for (j, (g, w)) in got.iter().zip(&want).enumerate() {
                         assert_eq!(g.map(f32::to_bits), w.map(f32::to_bits), "{width:?}, {n} posts, post {j}, even_first {even_first}");
                     }

@@ -9,7 +9,9 @@
 
 use super::normals::faces_normals_row;
 use super::{apply_tree_surface_lanes, slope_open_above, surface_filter_value, GridBlock, Ground, LiveLanes, SurfaceEvaluator, SurfaceResult, SurfaceWalk};
-use crate::eval::walk_strip::{filter_lanes, height_affector_lanes, lane_filter, live_range, scalar_filter_lanes, trace_row, walk_row, RowPass, RowScratch};
+use crate::eval::walk_strip::{
+    filter_lanes, height_affector_lanes, lane_filter, live_lanes, live_range, scalar_filter_lanes, trace_row, walk_row, RowPass, RowScratch,
+};
 use crate::lanes::{Lanes, Width};
 use crate::noise::RowFractals;
 use crate::plan::{moves_height, AffectorRecord, BakePlan, FilterRecord, TileList, AFFECTOR_COLOR_RAMP_FRACTAL, FILTER_SLOPE};
@@ -53,9 +55,9 @@ impl SlopeRows<'_> {
                 }
             }
         }
-        let (gx, gz) = (self.gx, self.gz);
-        let even = |k: usize| (gx[lanes.start + k] ^ gz) & 1 == 0;
-        faces_normals_row(self.lanes, [ring(slot, 0), ring(slot, 1), ring(slot, 2)], self.spacing, &even, &mut self.normals[lanes.clone()]);
+        // A row's posts are consecutive columns, so their parities alternate from the first's.
+        let even_first = (self.gx[lanes.start] ^ self.gz) & 1 == 0;
+        faces_normals_row(self.lanes, [ring(slot, 0), ring(slot, 1), ring(slot, 2)], self.spacing, even_first, &mut self.normals[lanes.clone()]);
         self.last = Some((slot, lanes));
     }
 }
@@ -144,8 +146,7 @@ impl RowPass for SurfaceRow<'_> {
                 _ => None,
             };
             if !live_found {
-                self.live.clear();
-                self.live.extend(range.clone().filter(|&l| t[l] > 0.0).map(|l| l as u32));
+                live_lanes(t, range.clone(), self.live);
                 live_found = true;
             }
             let lanes = LiveLanes { plan, opts: &self.se.opts, live: self.live, t, xs, z, ground: self.ground, ramp };
@@ -236,6 +237,7 @@ impl SurfaceEvaluator {
         }
         let half = plan.half_width;
         let gx: Vec<i64> = xs.iter().map(|&x| ((x + half) / spacing + 0.5).floor() as i64).collect();
+        debug_assert!(gx.windows(2).all(|w| w[1] == w[0] + 1), "a block's columns are consecutive posts");
         let mut slope_normals = vec![[0.0f32; 3]; n];
 
         let mut results = vec![SurfaceResult::default(); n];
