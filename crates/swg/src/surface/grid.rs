@@ -269,72 +269,81 @@ pub fn band_results(
     assert_eq!(normals.len(), n, "one normal a post of the band");
     let r_end = r0 + rows;
     let first_block_row = r0 - r0 % BLOCK;
-    let blocks: Vec<(u32, u32)> =
-        (first_block_row..r_end).step_by(BLOCK as usize).flat_map(|r| (0..grid.cols).step_by(BLOCK as usize).map(move |c| (c, r))).collect();
-    type Computed = ((u32, u32, u32), Vec<PostSurface>, Vec<ClassProbabilities>);
-    let computed: Vec<Computed> = blocks
-        .par_iter()
-        .map(|&(c0, br0)| {
-            // The block's rows inside the band.
-            let (ra, rb) = (br0.max(r0), (br0 + BLOCK).min(r_end) - 1);
-            let c1 = (c0 + BLOCK).min(grid.cols) - 1;
-            let block = se.grid_block(grid, c0, ra, c1, rb);
-            let mut out = Vec::with_capacity(((c1 - c0 + 1) * (rb - ra + 1)) as usize);
-            let mut probs = Vec::new();
-            let ground = |c: u32, r: u32| {
-                let (bc, br) = (c as usize, (r - r0) as usize);
-                Ground { height: heights.at(bc, br), normal: normals[br * cols + bc] }
-            };
-            let mut keep = |res: &SurfaceResult| match passes {
-                PassSelection::Both if probabilities => {
-                    let p: ClassProbabilities = std::array::from_fn(|k| res.flora[k].probabilities());
-                    out.push(PostSurface::from_result(res, &p));
-                    probs.push(p);
-                }
-                PassSelection::Both => out.push(PostSurface::of(res)),
-                PassSelection::Shader => out.push(PostSurface { shader: res.shader.family, splat: res.shader.splat, ..Default::default() }),
-            };
-            if se.walks_rows() {
-                // The tree walk, a row of the block at a time (both passes in one walk).
-                se.block_rows(&block, (c0, ra, c1, rb), ground, |_, row| row.iter().for_each(&mut keep));
-            } else {
-                for r in ra..=rb {
-                    for c in c0..=c1 {
-                        let res = match passes {
-                            PassSelection::Both => se.at_grid_post(&block, c, r, ground(c, r)),
-                            PassSelection::Shader => SurfaceResult { shader: se.shader_at_grid_post(&block, c, r, ground(c, r)), ..Default::default() },
-                        };
-                        keep(&res);
-                    }
-                }
-            }
-            ((c0, ra, c1 - c0 + 1), out, probs)
-        })
-        .collect();
-    // Each band row gathers its segments from the blocks that hold it, rows in parallel.
     let mut results = vec![PostSurface::default(); n];
     let mut all_probs: Vec<ClassProbabilities> = if probabilities { vec![Default::default(); n] } else { Vec::new() };
-    let gather = |row: usize, out: &mut [PostSurface], probs_out: Option<&mut [ClassProbabilities]>| {
-        let r = r0 + row as u32;
-        let mut probs_out = probs_out;
-        for ((c0, ra, w), block, probs) in &computed {
-            let (w, c0) = (*w as usize, *c0 as usize);
-            let h = block.len() / w;
-            if r < *ra || r >= *ra + h as u32 {
-                continue;
-            }
-            let at = (r - ra) as usize * w;
-            out[c0..c0 + w].copy_from_slice(&block[at..at + w]);
-            if let Some(p) = probs_out.as_deref_mut() {
-                p[c0..c0 + w].clone_from_slice(&probs[at..at + w]);
+    // Each block's part of the band, written in place: per band row it holds, the row's
+    // segment of its columns (and of the probabilities), south first. Blocks run in parallel
+    // and own disjoint segments, so no block's results are gathered afterwards.
+    struct BlockRows<'a> {
+        c0: u32,
+        rows: (u32, u32),
+        results: Vec<&'a mut [PostSurface]>,
+        probs: Vec<&'a mut [ClassProbabilities]>,
+    }
+    let col_blocks = grid.cols.div_ceil(BLOCK) as usize;
+    let mut blocks: Vec<BlockRows> = (first_block_row..r_end)
+        .step_by(BLOCK as usize)
+        .flat_map(|br| {
+            (0..grid.cols).step_by(BLOCK as usize).map(move |c0| BlockRows {
+                c0,
+                rows: (br.max(r0), (br + BLOCK).min(r_end) - 1),
+                results: Vec::new(),
+                probs: Vec::new(),
+            })
+        })
+        .collect();
+    let block_of = |row: usize, segment: usize| ((r0 + row as u32 - first_block_row) / BLOCK) as usize * col_blocks + segment;
+    for (row, segments) in results.chunks_mut(cols).enumerate() {
+        for (k, segment) in segments.chunks_mut(BLOCK as usize).enumerate() {
+            blocks[block_of(row, k)].results.push(segment);
+        }
+    }
+    for (row, segments) in all_probs.chunks_mut(cols).enumerate() {
+        for (k, segment) in segments.chunks_mut(BLOCK as usize).enumerate() {
+            blocks[block_of(row, k)].probs.push(segment);
+        }
+    }
+    blocks.par_iter_mut().for_each(|part| {
+        let (c0, (ra, rb)) = (part.c0, part.rows);
+        let c1 = (c0 + BLOCK).min(grid.cols) - 1;
+        let block = se.grid_block(grid, c0, ra, c1, rb);
+        let ground = |c: u32, r: u32| {
+            let (bc, br) = (c as usize, (r - r0) as usize);
+            Ground { height: heights.at(bc, br), normal: normals[br * cols + bc] }
+        };
+        // What the maps keep of the result of post c0 + j of band row `r`.
+        let mut keep = |r: u32, j: usize, res: &SurfaceResult| {
+            let k = (r - ra) as usize;
+            part.results[k][j] = match passes {
+                PassSelection::Both if probabilities => {
+                    let p: ClassProbabilities = std::array::from_fn(|class| res.flora[class].probabilities());
+                    let post = PostSurface::from_result(res, &p);
+                    part.probs[k][j] = p;
+                    post
+                }
+                PassSelection::Both => PostSurface::of(res),
+                PassSelection::Shader => PostSurface { shader: res.shader.family, splat: res.shader.splat, ..Default::default() },
+            };
+        };
+        let width = (c1 - c0 + 1) as usize;
+        if se.walks_rows() {
+            // The tree walk, a row of the block at a time (both passes in one walk).
+            se.block_rows(&block, (c0, ra, c1, rb), ground, |r, row| {
+                assert_eq!(row.len(), width, "one result a post of the block's row");
+                row.iter().enumerate().for_each(|(j, res)| keep(r, j, res));
+            });
+        } else {
+            for r in ra..=rb {
+                for (j, c) in (c0..=c1).enumerate() {
+                    let res = match passes {
+                        PassSelection::Both => se.at_grid_post(&block, c, r, ground(c, r)),
+                        PassSelection::Shader => SurfaceResult { shader: se.shader_at_grid_post(&block, c, r, ground(c, r)), ..Default::default() },
+                    };
+                    keep(r, j, &res);
+                }
             }
         }
-    };
-    if probabilities {
-        results.par_chunks_mut(cols).zip(all_probs.par_chunks_mut(cols)).enumerate().for_each(|(row, (out, p))| gather(row, out, Some(p)));
-    } else {
-        results.par_chunks_mut(cols).enumerate().for_each(|(row, out)| gather(row, out, None));
-    }
+    });
     BandResults { results, probabilities: probabilities.then_some(all_probs) }
 }
 
