@@ -292,17 +292,17 @@ pub fn band_results(
             })
         })
         .collect();
+    // The block of band row `row`'s `k`-th BLOCK-wide segment, for each segment of `buffer`.
+    fn each_segment<'a, T>(buffer: &'a mut [T], cols: usize, block_of: impl Fn(usize, usize) -> usize, mut place: impl FnMut(usize, &'a mut [T])) {
+        for (row, segments) in buffer.chunks_mut(cols).enumerate() {
+            for (k, segment) in segments.chunks_mut(BLOCK as usize).enumerate() {
+                place(block_of(row, k), segment);
+            }
+        }
+    }
     let block_of = |row: usize, segment: usize| ((r0 + row as u32 - first_block_row) / BLOCK) as usize * col_blocks + segment;
-    for (row, segments) in results.chunks_mut(cols).enumerate() {
-        for (k, segment) in segments.chunks_mut(BLOCK as usize).enumerate() {
-            blocks[block_of(row, k)].results.push(segment);
-        }
-    }
-    for (row, segments) in all_probs.chunks_mut(cols).enumerate() {
-        for (k, segment) in segments.chunks_mut(BLOCK as usize).enumerate() {
-            blocks[block_of(row, k)].probs.push(segment);
-        }
-    }
+    each_segment(&mut results, cols, block_of, |b, segment| blocks[b].results.push(segment));
+    each_segment(&mut all_probs, cols, block_of, |b, segment| blocks[b].probs.push(segment));
     blocks.par_iter_mut().for_each(|part| {
         let (c0, (ra, rb)) = (part.c0, part.rows);
         let c1 = (c0 + BLOCK).min(grid.cols) - 1;
