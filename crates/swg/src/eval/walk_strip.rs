@@ -31,6 +31,17 @@ pub struct RowScratch {
     fractals: RowFractals,
 }
 
+impl RowScratch {
+    /// Let the next walk with this scratch read the fractal values `other`'s last walk
+    /// computed, over lanes `offset..offset + lanes` of its row (`RowFractals::continue_row`):
+    /// the surface walk of a block row after that row's trace walk over the block and its
+    /// ring. The two scratches' memos are swapped.
+    pub(crate) fn continue_fractals_of(&mut self, other: &mut RowScratch, offset: usize, lanes: usize) {
+        std::mem::swap(&mut self.fractals, &mut other.fractals);
+        self.fractals.continue_row(offset, lanes);
+    }
+}
+
 /// Heights of the posts at `xs` (ascending, all at the same `z`) into `out`, walking
 /// `tile`, at the process's lane width (`crate::lanes::width`).
 pub fn height_row(plan: &BakePlan, tile: &TileList, xs: &[f32], z: f32, out: &mut [f32], s: &mut RowScratch) {
@@ -222,7 +233,7 @@ pub(crate) unsafe fn walk_row<L: Lanes, P: RowPass>(plan: &BakePlan, tile: &Tile
     s.amount.resize(n, 0.0);
     s.extent.resize(n, [0.0; 4]);
     s.reached.resize(n, false);
-    s.fractals.start_row(plan.fractals.len(), n);
+    s.fractals.begin_row(plan.fractals.len(), n);
     let half = plan.half_width;
     let mut i = 0usize;
     while i < tile.layers.len() {

@@ -76,8 +76,8 @@ fn combine<const RULE: i32>(n: f32) -> f32 {
     }
 }
 
-/// One octave, one post at a time: noise2(xx[l]·fm, y) folded into `acc[l]` by `RULE`. The
-/// tail of a row that does not fill a vector.
+/// One octave, one post at a time: noise2(xx[l]·fm, y) folded into `acc[l]` by `RULE`. A
+/// row shorter than a vector.
 #[inline(always)]
 fn octave_scalar<const RULE: i32>(tables: &PerlinTables, xx: &[f32], fm: f32, row: &RowY, am: f32, acc: &mut [f32]) {
     let RowY { by0, by1, ry0, ry1, sy } = *row;
@@ -120,7 +120,8 @@ unsafe fn splat_cell<L: Lanes>(c: &CellGradients) -> [L::F; 8] {
     ]
 }
 
-/// One octave, `L::WIDTH` posts at a time, then the tail one by one. The table lookups are
+/// One octave, `L::WIDTH` posts at a time, then the tail as one vector overlapping the last
+/// (one by one in a row shorter than a vector). The table lookups are
 /// broadcast when a vector's posts share one lattice cell (the common case: a cell spans
 /// many posts at the octaves real terrains use), blended when they span two, and gathered
 /// lane by lane otherwise.
@@ -130,7 +131,7 @@ unsafe fn octave_lanes<L: Lanes, const RULE: i32>(tables: &PerlinTables, xx: &[f
     let w = L::WIDTH;
     let groups = xx.len() / w;
     let RowY { by0, by1, ry0, ry1, sy } = *row;
-    let (vfm, vam, one, two, three, zero) = (L::splat(fm), L::splat(am), L::splat(1.0), L::splat(2.0), L::splat(3.0), L::splat(0.0));
+    let (vfm, vam) = (L::splat(fm), L::splat(am));
     let (vry0, vry1, vsy) = (L::splat(ry0), L::splat(ry1), L::splat(sy));
     let mut cached_fx = f32::NAN;
     let mut cached = splat_cell::<L>(&tables.cell(0, by0, by1));
@@ -138,67 +139,118 @@ unsafe fn octave_lanes<L: Lanes, const RULE: i32>(tables: &PerlinTables, xx: &[f
         // SAFETY (loads/stores): lanes k·w .. k·w + w with k < groups lie inside both slices.
         let x = L::mul(L::load(xx.as_ptr().add(k * w)), vfm);
         let fx = L::floor(x);
-        let q = if L::all(L::eq(fx, L::splat(cached_fx))) {
-            cached
-        } else {
-            let fxs = L::to_arr(fx);
-            let (first, last) = (fxs.as_ref()[0], fxs.as_ref()[w - 1]);
-            let is_first = L::eq(fx, L::splat(first));
-            if L::all(is_first) {
-                cached_fx = first;
-                cached = splat_cell::<L>(&tables.cell_at(first, by0, by1));
-                cached
-            } else if L::all(L::or(is_first, L::eq(fx, L::splat(last)))) {
-                // Two cells: the vector crosses one lattice line. Keep the second cell, the
-                // next vector's.
-                let a = splat_cell::<L>(&tables.cell_at(first, by0, by1));
-                cached_fx = last;
-                cached = splat_cell::<L>(&tables.cell_at(last, by0, by1));
-                let mut q = a;
-                for (qi, ci) in q.iter_mut().zip(cached) {
-                    *qi = L::select(is_first, *qi, ci);
-                }
-                q
-            } else {
-                let mut parts = [L::Arr::default(); 8];
-                for (lane, &f) in fxs.as_ref().iter().enumerate() {
-                    let c = tables.cell_at(f, by0, by1);
-                    let comps = [c.q00[0], c.q00[1], c.q10[0], c.q10[1], c.q01[0], c.q01[1], c.q11[0], c.q11[1]];
-                    for (part, v) in parts.iter_mut().zip(comps) {
-                        part.as_mut()[lane] = v;
-                    }
-                }
-                let mut q = cached;
-                for (qi, part) in q.iter_mut().zip(&parts) {
-                    *qi = L::from_arr(part);
-                }
-                q
-            }
-        };
-        let rx0 = L::sub(x, fx);
-        let rx1 = L::sub(rx0, one);
-        let sx = L::mul(L::mul(rx0, rx0), L::sub(three, L::mul(two, rx0)));
-        let u = L::add(L::mul(rx0, q[0]), L::mul(vry0, q[1]));
-        let v = L::add(L::mul(rx1, q[2]), L::mul(vry0, q[3]));
-        let lo = L::add(u, L::mul(sx, L::sub(v, u)));
-        let u = L::add(L::mul(rx0, q[4]), L::mul(vry1, q[5]));
-        let v = L::add(L::mul(rx1, q[6]), L::mul(vry1, q[7]));
-        let hi = L::add(u, L::mul(sx, L::sub(v, u)));
-        let n = L::add(lo, L::mul(vsy, L::sub(hi, lo)));
-        // f32::clamp(n, 0, 1) keeps NaN: max(0, n) and min(1, ·) return their second operand
-        // when a comparison is unordered.
-        let term = match RULE {
-            2 => L::sub(one, L::abs(n)),
-            3 => L::abs(n),
-            4 => L::sub(one, L::min(one, L::max(zero, n))),
-            5 => L::min(one, L::max(zero, n)),
-            _ => n,
-        };
+        let q = cells::<L>(tables, fx, by0, by1, &mut cached_fx, &mut cached);
+        let term = octave_term::<L, RULE>(x, fx, &q, vry0, vry1, vsy);
         let a = acc.as_mut_ptr().add(k * w);
         L::store(a, L::add(L::load(a), L::mul(term, vam)));
     }
     let done = groups * w;
-    octave_scalar::<RULE>(tables, &xx[done..], fm, row, am, &mut acc[done..]);
+    if groups == 0 || done == xx.len() {
+        octave_scalar::<RULE>(tables, &xx[done..], fm, row, am, &mut acc[done..]);
+        return;
+    }
+    // The lanes past the last whole vector: the row's last `w` lanes as one more vector,
+    // overlapping the one before, its sums kept at the new lanes only. A lane's noise depends
+    // on its x alone, so these are the scalar tail's bits at a vector's cost (the short lane
+    // ranges the memoised reads ask for made the one-by-one tail ~10 % of the surface walk).
+    let last = xx.len() - w;
+    let x = L::mul(L::load(xx.as_ptr().add(last)), vfm);
+    let fx = L::floor(x);
+    // Mostly within the last vector's cell; else gathered (one lookup code path per octave,
+    // not a second copy of `cells`).
+    let q = if L::all(L::eq(fx, L::splat(cached_fx))) { cached } else { gathered_cells::<L>(tables, fx, by0, by1) };
+    let term = octave_term::<L, RULE>(x, fx, &q, vry0, vry1, vsy);
+    let a = acc.as_mut_ptr().add(last);
+    let old = L::load(a);
+    L::store(a, L::select(tail_mask::<L>(xx.len() - done), L::add(old, L::mul(term, vam)), old));
+}
+
+/// The cell gradients of the `L::WIDTH` posts whose x lattice columns are `fx`: the cached
+/// cell's (`cached_fx`, `cached`) when they all lie in it, broadcast when they share another,
+/// blended when they span two (the second cached: the next vector's), else gathered lane by
+/// lane.
+#[inline(always)]
+unsafe fn cells<L: Lanes>(tables: &PerlinTables, fx: L::F, by0: usize, by1: usize, cached_fx: &mut f32, cached: &mut [L::F; 8]) -> [L::F; 8] {
+    let w = L::WIDTH;
+    if L::all(L::eq(fx, L::splat(*cached_fx))) {
+        *cached
+    } else {
+        let fxs = L::to_arr(fx);
+        let (first, last) = (fxs.as_ref()[0], fxs.as_ref()[w - 1]);
+        let is_first = L::eq(fx, L::splat(first));
+        if L::all(is_first) {
+            *cached_fx = first;
+            *cached = splat_cell::<L>(&tables.cell_at(first, by0, by1));
+            *cached
+        } else if L::all(L::or(is_first, L::eq(fx, L::splat(last)))) {
+            // Two cells: the vector crosses one lattice line. Keep the second cell, the
+            // next vector's.
+            let a = splat_cell::<L>(&tables.cell_at(first, by0, by1));
+            *cached_fx = last;
+            *cached = splat_cell::<L>(&tables.cell_at(last, by0, by1));
+            let mut q = a;
+            for (qi, ci) in q.iter_mut().zip(*cached) {
+                *qi = L::select(is_first, *qi, ci);
+            }
+            q
+        } else {
+            gathered_cells::<L>(tables, fx, by0, by1)
+        }
+    }
+}
+
+/// The cell gradients of each lane's lattice column `fx`, looked up lane by lane.
+#[inline(always)]
+unsafe fn gathered_cells<L: Lanes>(tables: &PerlinTables, fx: L::F, by0: usize, by1: usize) -> [L::F; 8] {
+    let mut parts = [L::Arr::default(); 8];
+    for (lane, &f) in L::to_arr(fx).as_ref().iter().enumerate() {
+        let c = tables.cell_at(f, by0, by1);
+        let comps = [c.q00[0], c.q00[1], c.q10[0], c.q10[1], c.q01[0], c.q01[1], c.q11[0], c.q11[1]];
+        for (part, v) in parts.iter_mut().zip(comps) {
+            part.as_mut()[lane] = v;
+        }
+    }
+    let mut q = [L::splat(0.0); 8];
+    for (qi, part) in q.iter_mut().zip(&parts) {
+        *qi = L::from_arr(part);
+    }
+    q
+}
+
+/// The lanes of a vector that are its last `tail` ones (a mask for [`Lanes::select`]).
+#[inline(always)]
+unsafe fn tail_mask<L: Lanes>(tail: usize) -> L::F {
+    let mut index = L::Arr::default();
+    for (k, v) in index.as_mut().iter_mut().enumerate() {
+        *v = k as f32;
+    }
+    L::ge(L::from_arr(&index), L::splat((L::WIDTH - tail) as f32))
+}
+
+/// One octave's folded noise at `L::WIDTH` posts: noise2 at x (whose floor is `fx`) on the
+/// row's lattice row, from the cell gradients `q`, folded by `RULE` (§3.5).
+#[inline(always)]
+unsafe fn octave_term<L: Lanes, const RULE: i32>(x: L::F, fx: L::F, q: &[L::F; 8], vry0: L::F, vry1: L::F, vsy: L::F) -> L::F {
+    let (one, two, three, zero) = (L::splat(1.0), L::splat(2.0), L::splat(3.0), L::splat(0.0));
+    let rx0 = L::sub(x, fx);
+    let rx1 = L::sub(rx0, one);
+    let sx = L::mul(L::mul(rx0, rx0), L::sub(three, L::mul(two, rx0)));
+    let u = L::add(L::mul(rx0, q[0]), L::mul(vry0, q[1]));
+    let v = L::add(L::mul(rx1, q[2]), L::mul(vry0, q[3]));
+    let lo = L::add(u, L::mul(sx, L::sub(v, u)));
+    let u = L::add(L::mul(rx0, q[4]), L::mul(vry1, q[5]));
+    let v = L::add(L::mul(rx1, q[6]), L::mul(vry1, q[7]));
+    let hi = L::add(u, L::mul(sx, L::sub(v, u)));
+    let n = L::add(lo, L::mul(vsy, L::sub(hi, lo)));
+    // f32::clamp(n, 0, 1) keeps NaN: max(0, n) and min(1, ·) return their second operand
+    // when a comparison is unordered.
+    match RULE {
+        2 => L::sub(one, L::abs(n)),
+        3 => L::abs(n),
+        4 => L::sub(one, L::min(one, L::max(zero, n))),
+        5 => L::min(one, L::max(zero, n)),
+        _ => n,
+    }
 }
 
 // No closures in the lane code: a closure is compiled without its enclosing function's
@@ -304,8 +356,15 @@ impl Fractal {
     #[inline(always)]
     pub(crate) unsafe fn value_row_with<L: Lanes>(&self, xs: &[f32], z: f32, out: &mut [f32]) {
         assert_eq!(xs.len(), out.len());
-        let p = &self.params;
         // `out` holds the octave accumulators, then the results.
+        self.accumulate_lanes::<L>(xs, z, out);
+        self.shape_lanes::<L>(out);
+    }
+
+    /// The octave sums of §6.4 (before the shaping) at (xs\[l\], z) into `out`, octave-major.
+    #[inline(always)]
+    unsafe fn accumulate_lanes<L: Lanes>(&self, xs: &[f32], z: f32, out: &mut [f32]) {
+        let p = &self.params;
         out.fill(0.0);
         let mut xx = [0.0f32; 256];
         let zz = z * p.frequency_z + p.offset_z;
@@ -329,32 +388,45 @@ impl Fractal {
                 am *= p.amplitude;
             }
         }
-        self.shape_lanes::<L>(out);
     }
 
-    /// [`Fractal::shape`] of every value, in place, `L::WIDTH` at a time, then the tail.
+    /// [`Fractal::shape`] of `L::WIDTH` octave sums.
+    #[inline(always)]
+    unsafe fn shape_vector<L: Lanes>(&self, acc: L::F) -> L::F {
+        let p = &self.params;
+        let (one, half) = (L::splat(1.0), L::splat(0.5));
+        let norm = L::splat(self.norm);
+        let mut r = if matches!(p.combination_rule, 2..=5) { L::mul(acc, norm) } else { L::mul(L::add(L::mul(acc, norm), one), half) };
+        if p.use_bias {
+            // `f32::max(r, 0)` is 0 for a NaN r, as `max(r, 0)` is (second operand).
+            r = pow_lanes::<L>(L::max(r, L::splat(0.0)), self.bias_exponent);
+        }
+        if p.use_gain {
+            r = gain_lanes::<L>(r, self.gain_exponent);
+        }
+        r
+    }
+
+    /// [`Fractal::shape`] of every value, in place, `L::WIDTH` at a time, then the tail (as
+    /// `octave_lanes`' tail).
     #[inline(always)]
     unsafe fn shape_lanes<L: Lanes>(&self, values: &mut [f32]) {
-        let p = &self.params;
         let w = L::WIDTH;
         let groups = values.len() / w;
-        let (norm, one, half) = (L::splat(self.norm), L::splat(1.0), L::splat(0.5));
-        let sum_rule = matches!(p.combination_rule, 2..=5);
         for k in 0..groups {
             let ptr = values.as_mut_ptr().add(k * w);
-            let acc = L::load(ptr);
-            let mut r = if sum_rule { L::mul(acc, norm) } else { L::mul(L::add(L::mul(acc, norm), one), half) };
-            if p.use_bias {
-                // `f32::max(r, 0)` is 0 for a NaN r, as `max(r, 0)` is (second operand).
-                r = pow_lanes::<L>(L::max(r, L::splat(0.0)), self.bias_exponent);
-            }
-            if p.use_gain {
-                r = gain_lanes::<L>(r, self.gain_exponent);
-            }
-            L::store(ptr, r);
+            L::store(ptr, self.shape_vector::<L>(L::load(ptr)));
         }
-        for r in &mut values[groups * w..] {
-            *r = self.shape(*r);
+        let tail = values.len() - groups * w;
+        if groups == 0 {
+            for r in values.iter_mut() {
+                *r = self.shape(*r);
+            }
+        } else if tail > 0 {
+            // The last `w` lanes as one vector (as `octave_lanes`' tail), the new ones kept.
+            let ptr = values.as_mut_ptr().add(values.len() - w);
+            let old = L::load(ptr);
+            L::store(ptr, L::select(tail_mask::<L>(tail), self.shape_vector::<L>(old), old));
         }
     }
 }
@@ -456,13 +528,16 @@ mod tests {
                         p.frequency_z = freq * 0.7;
                         p.offset_x = 12.5;
                         let f = Fractal::new(p);
-                        let xs: Vec<f32> = (0..603).map(|k| -4100.0 + k as f32 * spacing).collect();
-                        for z in [-8000.0f32, -0.5, 333.3] {
+                        let row: Vec<f32> = (0..603).map(|k| -4100.0 + k as f32 * spacing).collect();
+                        // Whole rows and short ones: fewer lanes than a vector, and every
+                        // remainder past whole vectors (the overlapping last vector).
+                        for (xs, z) in [-8000.0f32, -0.5, 333.3].into_iter().flat_map(|z| [603, 1, 3, 7, 8, 9, 12, 15, 17].map(|n| (&row[row.len() - n..], z)))
+                        {
                             let out = crate::with_lanes_at!(w, |L; f: &Fractal, xs: &[f32], z: f32| -> Vec<f32> {
                                 let mut out = vec![0.0; xs.len()];
                                 f.value_row_with::<L>(xs, z, &mut out);
                                 out
-                            }, &f, &xs, z);
+                            }, &f, xs, z);
                             for (&x, &v) in xs.iter().zip(&out) {
                                 assert_eq!(
                                     v.to_bits(),

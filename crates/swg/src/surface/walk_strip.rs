@@ -225,16 +225,17 @@ impl SurfaceEvaluator {
         let ring_rows = (r1 - r0 + 3) as usize;
         let row_slots = count * width;
         let mut traces = vec![0.0f32; if traced { ring_rows * row_slots } else { 0 }];
-        if traced {
-            let (x0, z0) = (grid.x0 as f32, grid.z0 as f32);
-            let ring_xs: Vec<f32> = (0..width as i64).map(|j| x0 + (i64::from(c0) - 1 + j) as f32 * spacing).collect();
-            let mut end = vec![0.0f32; width];
-            for (k, slots) in traces.chunks_exact_mut(row_slots).enumerate() {
-                let z = z0 + (i64::from(r0) - 1 + k as i64) as f32 * spacing;
-                // The trace list: the layers that cannot move the height left out.
-                trace_row(lanes, plan, &block.tiles.trace, &ring_xs, z, count, &mut end, slots, &mut scratch);
-            }
-        }
+        let (x0, z0) = (grid.x0 as f32, grid.z0 as f32);
+        let ring_xs: Vec<f32> = (0..width as i64).map(|j| x0 + (i64::from(c0) - 1 + j) as f32 * spacing).collect();
+        let ring_z = |k: usize| z0 + (i64::from(r0) - 1 + k as i64) as f32 * spacing;
+        let mut end = vec![0.0f32; width];
+        // Two trace scratches, a ring row's in turn, so that a row's fractal values are still
+        // there when its surface walk follows the walk of the row north of it.
+        let mut trace_scratch = [RowScratch::default(), RowScratch::default()];
+        let mut traced_rows = 0;
+        // The surface walk reads the trace walk's fractal values where both walk the same
+        // posts (the ring's columns 1..=n are the block's), bit for bit.
+        let same_xs = traced && ring_xs[1..=n].iter().zip(&xs).all(|(a, b)| a.to_bits() == b.to_bits());
         let half = plan.half_width;
         let gx: Vec<i64> = xs.iter().map(|&x| ((x + half) / spacing + 0.5).floor() as i64).collect();
         debug_assert!(gx.windows(2).all(|w| w[1] == w[0] + 1), "a block's columns are consecutive posts");
@@ -246,23 +247,31 @@ impl SurfaceEvaluator {
         let mut live = Vec::with_capacity(n);
         for r in r0..=r1 {
             let z = grid.post(0, r).1;
+            // The ring rows this row's slopes read (south, own, north), walked once each.
+            let k = (r - r0) as usize;
+            while traced && traced_rows < k + 3 {
+                let slots = &mut traces[traced_rows * row_slots..(traced_rows + 1) * row_slots];
+                // The trace list: the layers that cannot move the height left out.
+                trace_row(lanes, plan, &block.tiles.trace, &ring_xs, ring_z(traced_rows), count, &mut end, slots, &mut trace_scratch[traced_rows % 2]);
+                traced_rows += 1;
+            }
+            if same_xs && ring_z(k + 1).to_bits() == z.to_bits() {
+                scratch.continue_fractals_of(&mut trace_scratch[(k + 1) % 2], 1, n);
+            }
             for (c, g) in (c0..=c1).zip(grounds.iter_mut()) {
                 *g = ground(c, r);
             }
             results.iter_mut().for_each(SurfaceResult::reset);
             h.fill(0.0);
-            let slope = traced.then(|| {
-                let k = (r - r0) as usize;
-                SlopeRows {
-                    rows: [0, 1, 2].map(|dz| &traces[(k + dz) * row_slots..(k + dz + 1) * row_slots]),
-                    width,
-                    spacing,
-                    gx: &gx,
-                    gz: ((z + half) / spacing + 0.5).floor() as i64,
-                    lanes,
-                    normals: &mut slope_normals,
-                    last: None,
-                }
+            let slope = traced.then(|| SlopeRows {
+                rows: [0, 1, 2].map(|dz| &traces[(k + dz) * row_slots..(k + dz + 1) * row_slots]),
+                width,
+                spacing,
+                gx: &gx,
+                gz: ((z + half) / spacing + 0.5).floor() as i64,
+                lanes,
+                normals: &mut slope_normals,
+                last: None,
             });
             let mut row = SurfaceRow { se: self, h: &mut h, results: &mut results, ground: &grounds, slope, layer: 0, live: &mut live };
             surface_row(lanes, plan, tile, &xs, z, &mut scratch, &mut row);
