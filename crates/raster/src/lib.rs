@@ -47,6 +47,7 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
+use trnbake_swg::rounding::round_clamped_f64;
 
 pub mod error;
 pub mod fsutil;
@@ -178,9 +179,9 @@ pub fn encode_u16(h: f32, scale: f64, offset: f64, max_raw: u16, nan_raw: u16) -
     if h.is_nan() {
         return nan_raw;
     }
-    let r = ((f64::from(h) - offset) / scale).round();
-    // `as` saturates; the clamp keeps the nodata value free.
-    (r.clamp(0.0, f64::from(max_raw))) as u16
+    // Clamped to `max_raw`, which keeps the nodata value free; rounded without libm's
+    // `round` call (a call a post on the x86-64 baseline).
+    round_clamped_f64((f64::from(h) - offset) / scale, u32::from(max_raw)) as u16
 }
 
 pub(crate) fn check_scale_offset(scale: f64, offset: f64) -> io::Result<()> {

@@ -45,6 +45,7 @@ pub mod noise;
 pub mod plan;
 pub mod query;
 pub mod report;
+pub mod rounding;
 pub mod spawn;
 pub mod surface;
 pub mod water;

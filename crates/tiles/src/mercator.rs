@@ -3,6 +3,8 @@
 //! is the easting, world z (north) the northing. XYZ tiles count columns from the
 //! antimeridian eastwards and rows from the north edge southwards (docs/src/viewer.md).
 
+use trnbake_swg::rounding::round_clamped_f64;
+
 /// The sphere's radius of Web Mercator (WGS 84's semi-major axis), metres.
 pub const RADIUS: f64 = 6_378_137.0;
 /// Half the width of the Mercator square: easting and northing run over ±HALF_WORLD.
@@ -63,19 +65,8 @@ pub fn pixel_z(z: u8, py: f64) -> f64 {
 /// Encode a height as Terrarium RGB: height + 32768 = R·256 + G + B/256 (steps of 1/256 m,
 /// rounded to the nearest), clamped to the encodable range.
 pub fn terrarium(h: f32) -> [u8; 3] {
-    const MAX: u32 = (1 << 24) - 1;
-    // `y.round().clamp(0, MAX)` without libm's `round` (a call per pixel): the whole part
-    // plus one where the fraction, exact below 2^52, is at least a half (halves away from
-    // zero, as `round`). Below 0 (and NaN) `round` gives ≤ 0, from MAX up at least MAX.
-    let y = (f64::from(h) + 32768.0) * 256.0;
-    let q = if !(y > 0.0) {
-        0
-    } else if y >= f64::from(MAX) {
-        MAX
-    } else {
-        let whole = y as u32;
-        whole + u32::from(y - f64::from(whole) >= 0.5)
-    };
+    // `round().clamp(0, 2^24 − 1)` without libm's `round` (a call per pixel).
+    let q = round_clamped_f64((f64::from(h) + 32768.0) * 256.0, (1 << 24) - 1);
     [(q >> 16) as u8, (q >> 8) as u8, q as u8]
 }
 

@@ -2,6 +2,7 @@
 //! plane by plane over short runs of posts (swg-trn §5.9–§5.11; exports.md §4.6–§4.7).
 
 use super::*;
+use trnbake_swg::rounding::round_clamped;
 
 impl SurfaceMapsJob {
     /// The band checkpoint's bytes: every plane's blocks, the probabilities and the meta. The
@@ -322,15 +323,11 @@ pub(super) fn preview_tint(h: f32, (lo, hi): (f32, f32), shade: f32) -> [u8; 3] 
 }
 
 /// `x.round() as u8` (halves away from zero, saturating, NaN → 0) without libm's `roundf`
-/// call and without branches — the encoders round ~10 values a post, the web tiles every
-/// channel of every pixel: clamped first (rounding after the clamp gives the same in [0, 255];
-/// NaN stays NaN and casts to 0), then the whole part plus one where the fraction, exact below
-/// 2^23, is at least a half.
+/// call and without branches ([`round_clamped`]) — the encoders round ~10 values a post, the
+/// web tiles every channel of every pixel.
 #[inline]
 pub fn round_to_byte(x: f32) -> u8 {
-    let y = x.clamp(0.0, 255.0);
-    let whole = y as u32;
-    (whole + u32::from(y - whole as f32 >= 0.5)) as u8
+    round_clamped(x, 255) as u8
 }
 
 /// The families of a post's splat layers with a weight (repeats possible).

@@ -54,6 +54,7 @@ use super::tiff_ifd::{header, header_ifd_field, header_len, Ifd, Value};
 use crate::error::Result;
 use crate::fsutil::{AtomicFile, ScratchFile};
 use crate::{check_scale_offset, encode_u16, invalid, Grid, HeightSource, MemSource, RowOrder, WrittenFile, U16_MAX_DATA, U16_NODATA};
+use trnbake_swg::rounding::round_clamped;
 
 /// Whether to write BigTIFF (64-bit offsets).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -976,17 +977,13 @@ fn float_predict_row(src: &[f32], dst: &mut [u8]) {
     }
 }
 
-/// Horizontal predictor (TIFF predictor 2) for one row of u16 samples, in the file's
-/// (= host) byte order.
 /// A UInt8 sample of `v`: rounded, clamped to 0..=255, NaN → 0.
 fn encode_u8(v: f32) -> u8 {
-    if v.is_nan() {
-        0
-    } else {
-        v.round().clamp(0.0, 255.0) as u8
-    }
+    round_clamped(v, 255) as u8
 }
 
+/// Horizontal predictor (TIFF predictor 2) for one row of u16 samples, in the file's
+/// (= host) byte order.
 fn horizontal_predict_row_u16(src: impl Iterator<Item = u16>, dst: &mut [u8]) {
     let mut prev = 0u16;
     for (v, out) in src.zip(dst.chunks_exact_mut(2)) {

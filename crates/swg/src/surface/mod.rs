@@ -20,6 +20,7 @@ use crate::plan::{
     AFFECTOR_COLOR_RAMP_HEIGHT, AFFECTOR_ENVIRONMENT, AFFECTOR_EXCLUDE, AFFECTOR_FLORA_BASE, AFFECTOR_PASSABLE, AFFECTOR_ROAD_SHADER, AFFECTOR_SHADER_CONSTANT,
     AFFECTOR_SHADER_REPLACE, FILTER_DIRECTION, FILTER_SHADER, FILTER_SLOPE, FLORA_ADD, FLORA_REMOVE_ALL,
 };
+use crate::rounding::round_clamped;
 
 /// How an ASCN/ASRP/AENV feather clamp acts (swg-trn §5.10, [?]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -491,7 +492,9 @@ fn apply_later(
                         ramp_fractal.unwrap_or_else(|| plan.fractals.get(a._pad as usize).map_or(0.0, |f| f.value(x, z)))
                     };
                     let ramp = &plan.ramps[a.index as usize];
-                    ramp[((u * (ramp.len() - 1) as f32).round() as usize).min(ramp.len() - 1)]
+                    // A ramp is one TGA row (a u16 width), so its last index fits a u16.
+                    let last = u16::try_from(ramp.len() - 1).unwrap_or(u16::MAX);
+                    ramp[round_clamped(u * f32::from(last), last) as usize]
                 }
             };
             for (channel, v) in r.color.iter_mut().zip(c) {

@@ -117,7 +117,9 @@ pub fn faces_normals_row(width: Width, rows: [&[f32]; 3], spacing: f32, even_fir
         static FACES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     FACES.with_borrow_mut(|faces| {
-        faces.clear();
+        // Not cleared: `quad_faces` writes every quad of every plane before `post_sums` reads
+        // it, so only a longer row than the last needs new (zeroed) room — a zeroing a row
+        // was ≈ 1.5 % of an every-map bake's instructions.
         faces.resize(QUAD_PLANES * (n + 1), 0.0);
         crate::with_lanes_at!(
             width,

@@ -183,6 +183,9 @@ impl SurfaceResult {
     }
 }
 
+/// Ring rows of slope traces [`SurfaceEvaluator::block_rows`] keeps: the 3 a row reads.
+const TRACE_ROWS: usize = 3;
+
 impl SurfaceEvaluator {
     /// Whether [`SurfaceEvaluator::block_rows`] computes these readings: the full tree walk
     /// (the default); the separate and partial walks run post by post.
@@ -222,9 +225,12 @@ impl SurfaceEvaluator {
         let count = if self.opts.tree_slopes() { slope_slots_read(plan, tile) } else { 0 };
         let traced = count > 0;
         let width = n + 2;
-        let ring_rows = (r1 - r0 + 3) as usize;
         let row_slots = count * width;
-        let mut traces = vec![0.0f32; if traced { ring_rows * row_slots } else { 0 }];
+        // The traces of the 3 ring rows a row's slopes read (south, own, north), ring row k
+        // at k mod 3: a row's walk needs no older one, and 3 rows stay in the cache where the
+        // block's whole ring (130 rows, megabytes zeroed and written a block) did not.
+        let mut traces = vec![0.0f32; if traced { TRACE_ROWS * row_slots } else { 0 }];
+        let trace_row_at = |k: usize| (k % TRACE_ROWS) * row_slots..(k % TRACE_ROWS + 1) * row_slots;
         let (x0, z0) = (grid.x0 as f32, grid.z0 as f32);
         let ring_xs: Vec<f32> = (0..width as i64).map(|j| x0 + (i64::from(c0) - 1 + j) as f32 * spacing).collect();
         let ring_z = |k: usize| z0 + (i64::from(r0) - 1 + k as i64) as f32 * spacing;
@@ -249,8 +255,8 @@ impl SurfaceEvaluator {
             let z = grid.post(0, r).1;
             // The ring rows this row's slopes read (south, own, north), walked once each.
             let k = (r - r0) as usize;
-            while traced && traced_rows < k + 3 {
-                let slots = &mut traces[traced_rows * row_slots..(traced_rows + 1) * row_slots];
+            while traced && traced_rows < k + TRACE_ROWS {
+                let slots = &mut traces[trace_row_at(traced_rows)];
                 // The trace list: the layers that cannot move the height left out.
                 trace_row(lanes, plan, &block.tiles.trace, &ring_xs, ring_z(traced_rows), count, &mut end, slots, &mut trace_scratch[traced_rows % 2]);
                 traced_rows += 1;
@@ -264,7 +270,7 @@ impl SurfaceEvaluator {
             results.iter_mut().for_each(SurfaceResult::reset);
             h.fill(0.0);
             let slope = traced.then(|| SlopeRows {
-                rows: [0, 1, 2].map(|dz| &traces[(k + dz) * row_slots..(k + dz + 1) * row_slots]),
+                rows: [0, 1, 2].map(|dz| &traces[trace_row_at(k + dz)]),
                 width,
                 spacing,
                 gx: &gx,
