@@ -4,7 +4,7 @@
 //! highest wins (the PSWG reading the spec recommends).
 
 use crate::eval::affector::nearest_on_segment;
-use crate::eval::boundary::boundary_influence;
+use crate::eval::boundary::{boundary_influence, boundary_span};
 use crate::model::layer::{walk_layers, Layer};
 use crate::model::rules::RuleKind;
 use crate::model::Terrain;
@@ -170,6 +170,42 @@ impl WaterTables {
         }
         best
     }
+
+    /// The water surface heights of a row of posts (`xs` ascending, all at `z`) into `out`:
+    /// [`WaterTables::height_at`] of each post, with each table applied only over the lanes
+    /// its bounds can reach ([`boundary_span`]), in the same order, so every post's result is
+    /// the same bits at a fraction of the cost (most tables miss most rows).
+    pub fn row_heights(&self, xs: &[f32], z: f32, out: &mut [Option<f32>]) {
+        debug_assert_eq!(xs.len(), out.len());
+        out.fill(self.global);
+        for lw in &self.local {
+            let lanes = boundary_span(&lw.boundary, xs, z);
+            for (best, &x) in out[lanes.clone()].iter_mut().zip(&xs[lanes]) {
+                if boundary_influence(&lw.boundary, &self.points, x, z) > 0.0 {
+                    *best = Some(best.map_or(lw.height, |b| b.max(lw.height)));
+                }
+            }
+        }
+        for line in &self.lines {
+            let [x0, z0, x1, z1] = line.bounds;
+            if z < z0 || z > z1 {
+                continue;
+            }
+            // The lanes `WaterLine::height_at`'s own bounds test lets through (all of them
+            // where a bound is not a number, which that test never rejects on).
+            let (lo, hi) = if x0.is_nan() || x1.is_nan() {
+                (0, xs.len())
+            } else {
+                let lo = xs.partition_point(|&x| x < x0);
+                (lo, xs.partition_point(|&x| x <= x1).max(lo))
+            };
+            for (best, &x) in out[lo..hi].iter_mut().zip(&xs[lo..hi]) {
+                if let Some(h) = line.height_at(x, z) {
+                    *best = Some(best.map_or(h, |b| b.max(h)));
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -185,5 +221,54 @@ mod line_tests {
         assert_eq!(line.height_at(-200.0, 0.0), None, "outside the bounds");
         assert!(WaterLine::new(vec![[0.0, 0.0, 1.0]], 5.0, 0).is_none(), "one point is no line");
         assert!(WaterLine::new(vec![[0.0, 0.0, 1.0], [1.0, 0.0, 1.0]], 0.0, 0).is_none(), "no width");
+    }
+}
+
+#[cfg(test)]
+mod row_tests {
+    use super::*;
+
+    /// Every table kind, overlapping, plus a line whose bounds are not numbers: a row's
+    /// heights are each post's `height_at`, bit for bit, on rows that cross and miss them.
+    #[test]
+    fn row_heights_are_each_posts_height_at() {
+        let polygon = vec![[10.0, 10.0], [60.0, 15.0], [40.0, 70.0]];
+        let local = vec![
+            LocalWater {
+                boundary: BoundaryRecord { kind: BOUNDARY_POLYGON, point_start: 0, point_count: 3, bounds: [10.0, 10.0, 60.0, 70.0], ..Default::default() },
+                height: 5.0,
+                water_type: 0,
+            },
+            LocalWater {
+                boundary: BoundaryRecord {
+                    kind: BOUNDARY_RECTANGLE,
+                    params: [30.0, -20.0, 90.0, 40.0],
+                    bounds: [30.0, -20.0, 90.0, 40.0],
+                    ..Default::default()
+                },
+                height: 7.5,
+                water_type: 1,
+            },
+        ];
+        let mut lines = vec![WaterLine::new(vec![[-50.0, 0.0, 2.0], [50.0, 50.0, 12.0], [80.0, 90.0, 3.0]], 6.0, 0).unwrap()];
+        let mut odd = WaterLine::new(vec![[0.0, 30.0, 1.0], [100.0, 30.0, 9.0]], 4.0, 0).unwrap();
+        odd.bounds[2] = f32::NAN;
+        lines.push(odd);
+        for global in [None, Some(6.0), Some(-1.0)] {
+            let tables = WaterTables { global, local: local.clone(), lines: lines.clone(), points: polygon.clone() };
+            let xs: Vec<f32> = (0..161).map(|c| -60.0 + c as f32 * 1.0).collect();
+            let mut wet = 0;
+            for r in 0..141 {
+                let z = -30.0 + r as f32 * 0.75;
+                let mut row = vec![Some(f32::INFINITY); xs.len()];
+                tables.row_heights(&xs, z, &mut row);
+                for (&x, got) in xs.iter().zip(&row) {
+                    let want = tables.height_at(x, z);
+                    assert_eq!(got.map(f32::to_bits), want.map(f32::to_bits), "post ({x}, {z}), global {global:?}");
+                    wet += usize::from(want != global);
+                }
+            }
+            assert!(wet > 1000, "the tables cover posts ({wet})");
+        }
     }
 }

@@ -229,15 +229,18 @@ struct BlockAt {
 }
 
 impl BlockAt {
-    /// The block's values, `out.len()` bytes of them, from its `stored` bytes.
-    fn decode(&self, stored: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
+    /// The block's values, `len` bytes of them, from its `stored` bytes. LZ4 decodes into
+    /// fresh capacity (bounds-checked by `lz4_flex`), so the values are not zeroed first.
+    fn decode(&self, stored: &[u8], len: usize) -> Result<Vec<u8>, &'static str> {
         match self.kind {
-            BlockKind::Stored => out.copy_from_slice(stored),
-            BlockKind::Lz4 => match lz4_flex::block::decompress_into(stored, out) {
-                Ok(n) if n == out.len() => {}
-                _ => return Err("a damaged LZ4 block"),
+            BlockKind::Stored if stored.len() == len => Ok(stored.to_vec()),
+            BlockKind::Stored => Err("a stored block of the wrong length"),
+            BlockKind::Lz4 => match lz4_flex::block::decompress(stored, len) {
+                Ok(values) if values.len() == len => Ok(values),
+                _ => Err("a damaged LZ4 block"),
             },
             BlockKind::Runs => {
+                let mut out = vec![0u8; len];
                 let mut at = 0;
                 for run in stored.chunks_exact(RUN_COUNT_BYTES + self.unit) {
                     let n = u32::from_le_bytes(run[..RUN_COUNT_BYTES].try_into().expect("4 bytes")) as usize;
@@ -248,9 +251,9 @@ impl BlockAt {
                 if at != out.len() {
                     return Err("runs of the wrong length");
                 }
+                Ok(out)
             }
         }
-        Ok(())
     }
 }
 
@@ -636,9 +639,8 @@ impl BandSet {
         }
         let mut packed = vec![0u8; block.stored as usize];
         read_exact_at(file, &mut packed, block.offset)?;
-        let mut values = vec![0u8; len];
-        block
-            .decode(&packed, &mut values)
+        let values = block
+            .decode(&packed, len)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("block {} of chunk {} of the band: {e}", key.2, key.1)))?;
         let values = std::sync::Arc::new(values);
         let mut recent = recent();
@@ -774,9 +776,9 @@ mod tests {
             assert_eq!(entry % 4, kind as u64);
             let at = BlockAt { offset: 3, stored: entry / 4, kind, unit: 3 };
             assert_eq!(stored.len() as u64, 3 + at.stored);
-            let mut out = vec![0u8; raw.len()];
-            at.decode(&stored[3..], &mut out).unwrap();
+            let out = at.decode(&stored[3..], raw.len()).unwrap();
             assert_eq!(out, raw, "{kind:?}");
+            assert!(at.decode(&stored[3..], raw.len() + 1).is_err(), "{kind:?} decoded to a longer block");
         }
     }
 
@@ -787,18 +789,16 @@ mod tests {
         let entry = pack_block(&raw, 4, &mut stored);
         assert_eq!(entry % 4, BlockKind::Runs as u64);
         let at = BlockAt { offset: 0, stored: entry / 4, kind: BlockKind::Runs, unit: 4 };
-        let mut out = vec![0u8; raw.len()];
-        at.decode(&stored, &mut out).unwrap();
-        assert_eq!(out, raw);
+        assert_eq!(at.decode(&stored, raw.len()).unwrap(), raw);
         let mut long = stored.clone();
         long[0] += 1;
-        assert!(at.decode(&long, &mut out).is_err(), "a run past the end");
+        assert!(at.decode(&long, raw.len()).is_err(), "a run past the end");
         let mut short = stored.clone();
         short[0] -= 1;
-        assert!(at.decode(&short, &mut out).is_err(), "runs short of the block");
+        assert!(at.decode(&short, raw.len()).is_err(), "runs short of the block");
         let mut empty = stored;
         empty[..4].copy_from_slice(&0u32.to_le_bytes());
-        assert!(at.decode(&empty, &mut out).is_err(), "an empty run");
+        assert!(at.decode(&empty, raw.len()).is_err(), "an empty run");
     }
 
     #[test]

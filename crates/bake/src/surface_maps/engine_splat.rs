@@ -65,11 +65,19 @@ impl ByteRows for PreviewRows<'_> {
     fn read_rows(&self, rows: Range<u32>, out: &mut [u8]) -> io::Result<()> {
         let mut rgb = vec![0u32; out.len()];
         let mut bytes = vec![0u8; out.len() / 3];
+        let cols = self.set.grid.cols as usize;
         for &(family, color) in &self.colored {
             self.set.read_splat_north(family, rows.clone(), &mut bytes)?;
-            for (acc, &w) in rgb.chunks_exact_mut(3).zip(&bytes) {
-                for (a, c) in acc.iter_mut().zip(color) {
-                    *a += u32::from(c) * u32::from(w);
+            // Most families weigh nothing on most rows (0 in the bands without them): those
+            // rows add nothing and are skipped after a scan of their bytes.
+            for (acc, weights) in rgb.chunks_exact_mut(3 * cols).zip(bytes.chunks_exact(cols)) {
+                if weights.iter().all(|&w| w == 0) {
+                    continue;
+                }
+                for (acc, &w) in acc.chunks_exact_mut(3).zip(weights) {
+                    for (a, c) in acc.iter_mut().zip(color) {
+                        *a += u32::from(c) * u32::from(w);
+                    }
                 }
             }
         }

@@ -231,14 +231,10 @@ impl SurfaceMapsJob {
         let needs_water = self.layout().planes.iter().any(|p| matches!(p, Plane::WaterLevel | Plane::WaterMask | Plane::Preview | Plane::Spawnable));
         let water: Vec<Option<f32>> = if needs_water {
             let cols = grid.cols as usize;
-            (0..results.len())
-                .into_par_iter()
-                .with_min_len(4096)
-                .map(|i| {
-                    let (x, z) = grid.post((i % cols) as u32, r0 + (i / cols) as u32);
-                    tables.height_at(x, z)
-                })
-                .collect()
+            let xs: Vec<f32> = (0..grid.cols).map(|c| grid.post(c, 0).0).collect();
+            let mut water = vec![None; results.len()];
+            water.par_chunks_mut(cols).enumerate().for_each(|(k, row)| tables.row_heights(&xs, grid.post(0, r0 + k as u32).1, row));
+            water
         } else {
             Vec::new()
         };

@@ -797,12 +797,12 @@ fn encode_block<'a>(
                 }
             }
             TiffSample::U16 { scale, offset } => {
-                let raw = src.iter().map(|&h| encode_u16(h, scale, offset, U16_MAX_DATA, U16_NODATA));
+                let encode = |h: f32| encode_u16(h, scale, offset, U16_MAX_DATA, U16_NODATA);
                 if predict {
-                    horizontal_predict_row_u16(raw, dst);
+                    horizontal_predict_row_u16(src, encode, dst);
                 } else {
-                    for (v, out) in raw.zip(dst.chunks_exact_mut(2)) {
-                        out.copy_from_slice(&v.to_ne_bytes());
+                    for (&h, out) in src.iter().zip(dst.chunks_exact_mut(2)) {
+                        out.copy_from_slice(&encode(h).to_ne_bytes());
                     }
                 }
             }
@@ -920,8 +920,10 @@ impl Stats {
                 TiffSample::U8 => Some(f64::from(encode_u8(h))),
             }
         };
+        // Each sample's value once (the UInt16 encoding is the costly part), for both passes.
+        let values: Vec<f64> = row.iter().filter_map(|&h| value(h)).collect();
         let (mut n, mut sum, mut lo, mut hi) = (0u64, 0.0f64, f64::INFINITY, f64::NEG_INFINITY);
-        for v in row.iter().filter_map(|&h| value(h)) {
+        for &v in &values {
             n += 1;
             sum += v;
             lo = lo.min(v);
@@ -931,7 +933,7 @@ impl Stats {
             return;
         }
         let mean = sum / n as f64;
-        let m2: f64 = row.iter().filter_map(|&h| value(h)).map(|v| (v - mean) * (v - mean)).sum();
+        let m2: f64 = values.iter().map(|&v| (v - mean) * (v - mean)).sum();
         if self.n == 0 {
             (self.min, self.max) = (lo, hi);
         } else {
@@ -972,8 +974,18 @@ fn float_predict_row(src: &[f32], dst: &mut [u8]) {
         p2[i] = b[2];
         p3[i] = b[3];
     }
-    for j in (1..dst.len()).rev() {
-        dst[j] = dst[j].wrapping_sub(dst[j - 1]);
+    difference_bytes(dst);
+}
+
+/// Byte-wise horizontal differencing in place: each byte less its original predecessor (the
+/// first less 0). Written forwards with the predecessor carried, a loop LLVM vectorises (as a
+/// first-order recurrence); the backward form with indices it kept scalar, with bounds checks.
+fn difference_bytes(bytes: &mut [u8]) {
+    let mut prev = 0u8;
+    for b in bytes {
+        let v = *b;
+        *b = v.wrapping_sub(prev);
+        prev = v;
     }
 }
 
@@ -982,13 +994,22 @@ fn encode_u8(v: f32) -> u8 {
     round_clamped(v, 255) as u8
 }
 
-/// Horizontal predictor (TIFF predictor 2) for one row of u16 samples, in the file's
-/// (= host) byte order.
-fn horizontal_predict_row_u16(src: impl Iterator<Item = u16>, dst: &mut [u8]) {
-    let mut prev = 0u16;
-    for (v, out) in src.zip(dst.chunks_exact_mut(2)) {
-        out.copy_from_slice(&v.wrapping_sub(prev).to_ne_bytes());
-        prev = v;
+/// Horizontal predictor (TIFF predictor 2) for one row of samples `src` encoded as u16 by
+/// `encode`, in the file's (= host) byte order. A run of samples at a time is encoded into a
+/// buffer and then differenced: two loops without a dependence between posts, where one loop
+/// doing both carried the previous sample through the encoding and stayed scalar.
+fn horizontal_predict_row_u16(src: &[f32], encode: impl Fn(f32) -> u16, dst: &mut [u8]) {
+    const RUN: usize = 256;
+    let mut raw = [0u16; RUN + 1];
+    for (src, dst) in src.chunks(RUN).zip(dst.chunks_mut(2 * RUN)) {
+        // raw[0] is the sample before the run (0 before the row's first).
+        for (r, &h) in raw[1..].iter_mut().zip(src) {
+            *r = encode(h);
+        }
+        for (out, pair) in dst.chunks_exact_mut(2).zip(raw.windows(2)) {
+            out.copy_from_slice(&pair[1].wrapping_sub(pair[0]).to_ne_bytes());
+        }
+        raw[0] = raw[src.len()];
     }
 }
 
@@ -1093,9 +1114,29 @@ mod tests {
     #[test]
     fn horizontal_predictor_wraps() {
         let mut buf = vec![0; 6];
-        horizontal_predict_row_u16([10u16, 5, 65534].into_iter(), &mut buf);
+        horizontal_predict_row_u16(&[10.0, 5.0, 65534.0], |h| h as u16, &mut buf);
         let d: Vec<u16> = buf.chunks(2).map(|c| u16::from_ne_bytes([c[0], c[1]])).collect();
         assert_eq!(d, vec![10, 65531, 65529]);
+        // Across the runs the encoding works in: each sample less the one before, wrapping.
+        let row: Vec<f32> = (0..1000).map(|i| ((i * 7919) % 65536) as f32).collect();
+        let mut buf = vec![0; 2 * row.len()];
+        horizontal_predict_row_u16(&row, |h| h as u16, &mut buf);
+        let mut prev = 0u16;
+        for (&h, c) in row.iter().zip(buf.chunks(2)) {
+            assert_eq!(u16::from_ne_bytes([c[0], c[1]]), (h as u16).wrapping_sub(prev));
+            prev = h as u16;
+        }
+    }
+
+    #[test]
+    fn byte_differencing_is_each_byte_less_its_original_predecessor() {
+        let orig: Vec<u8> = (0..1000u32).map(|i| (i * i % 251) as u8).collect();
+        let mut bytes = orig.clone();
+        difference_bytes(&mut bytes);
+        assert_eq!(bytes[0], orig[0]);
+        for j in 1..orig.len() {
+            assert_eq!(bytes[j], orig[j].wrapping_sub(orig[j - 1]), "byte {j}");
+        }
     }
 
     #[test]
