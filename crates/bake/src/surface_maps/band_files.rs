@@ -13,7 +13,7 @@
 //! everything before it).
 //!
 //! Why compressed: the ids, masks and splat weights repeat over large areas, so a full 2 m
-//! planet's checkpoints shrink from 76 to about 12 bytes a post (5.1 GB → 0.8 GB on disk and in
+//! planet's checkpoints shrink from 76 to about 13 bytes a post (5.1 GB → 0.87 GB on disk and in
 //! the page cache), and writing them was the surface stage's largest single cost.
 
 use std::io;
@@ -131,10 +131,13 @@ pub fn chunk_blocks(planes: &[Plane], splat_families: usize) -> impl Iterator<It
 /// Append `raw` (values of `unit` bytes) to `out` as one block of a band file; returns its
 /// [`BandMeta::blocks`] entry. A block is stored as runs of equal values when they are long
 /// (ids, masks and splat weights mostly; LZ4's overlapping copies of such runs decode a byte
-/// at a time), else LZ4-compressed when that saves at least an eighth, else as it is (noisy
-/// planes — normals — cost no decompression then). A long block whose first [`LZ4_PROBE`]
-/// bytes do not shrink by a sixteenth is stored without compressing the rest: the noisy
-/// planes were a third of the encoder's LZ4 time, for nothing.
+/// at a time), else LZ4-compressed when that saves at least a quarter, else as it is. A long
+/// block whose first [`LZ4_PROBE`] bytes do not shrink by a third is stored without
+/// compressing the rest. Why so demanding: compressing and decoding a byte cost more CPU than
+/// the two page copies (write, read back) of a byte stored, so LZ4 pays where it saves most of
+/// a block (ids, flora probabilities: 4 bytes a post to about 0.6); on the noisy planes
+/// (normals, colour, shaded preview, which it shrank by 0–27 %) it spent a third of the
+/// encoder's LZ4 time to save 1.3 bytes a post (docs/src/performance.md).
 pub fn pack_block(raw: &[u8], unit: usize, out: &mut Vec<u8>) -> u64 {
     let start = out.len();
     // The values as fixed-size arrays, so that comparing them is a compare, not a call.
@@ -152,7 +155,7 @@ pub fn pack_block(raw: &[u8], unit: usize, out: &mut Vec<u8>) -> u64 {
     } else {
         out.resize(start + lz4_flex::block::get_maximum_output_size(raw.len()), 0);
         match lz4_flex::block::compress_into(raw, &mut out[start..]) {
-            Ok(n) if n * 8 <= raw.len() * 7 => {
+            Ok(n) if n * 4 <= raw.len() * 3 => {
                 out.truncate(start + n);
                 BlockKind::Lz4
             }
@@ -169,13 +172,13 @@ pub fn pack_block(raw: &[u8], unit: usize, out: &mut Vec<u8>) -> u64 {
 /// Bytes of a block [`pack_block`] tries LZ4 on first.
 const LZ4_PROBE: usize = 16 * 1024;
 
-/// Whether LZ4 saves at least a sixteenth of `probe` (compressed into `out` past `start`,
-/// which is left as it was).
+/// Whether LZ4 saves at least a third of `probe` (compressed into `out` past `start`, which
+/// is left as it was).
 fn lz4_shrinks(probe: &[u8], out: &mut Vec<u8>, start: usize) -> bool {
     out.resize(start + lz4_flex::block::get_maximum_output_size(probe.len()), 0);
     let n = lz4_flex::block::compress_into(probe, &mut out[start..]).unwrap_or(probe.len());
     out.truncate(start);
-    n * 16 <= probe.len() * 15
+    n * 3 <= probe.len() * 2
 }
 
 /// Append `raw` to `out` as (count, value) runs if they take at most a sixteenth of it.
@@ -763,9 +766,16 @@ mod tests {
             (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB).to_le_bytes()[7]
         };
         let pattern = |i: usize| (i % 251) as u8 ^ (i / 4096) as u8;
+        // Noise with a short repeat in every 32 bytes: LZ4 saves a little (as on the colour
+        // and preview planes), too little to pay for its time.
+        let weak = |i: usize| if i % 32 < 24 { noise(i) } else { 0x5a };
         let len = 4 * LZ4_PROBE + 5;
-        let cases: [(Vec<u8>, BlockKind); 3] = [
+        let weak_block: Vec<u8> = (0..len).map(weak).collect();
+        let lz4 = lz4_flex::block::compress(&weak_block).len();
+        assert!(lz4 * 8 < len * 7 && lz4 * 4 > len * 3, "the weak block shrinks by {lz4} / {len}");
+        let cases: [(Vec<u8>, BlockKind); 4] = [
             ((0..len).map(noise).collect(), BlockKind::Stored),
+            (weak_block, BlockKind::Stored),
             ((0..len).map(pattern).collect(), BlockKind::Lz4),
             // Noise for the probe, repeats after it: stored whole, as the probe predicts.
             ((0..len).map(|i| if i < LZ4_PROBE { noise(i) } else { pattern(i) }).collect(), BlockKind::Stored),

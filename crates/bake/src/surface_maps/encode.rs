@@ -208,10 +208,13 @@ impl PostRun<'_, '_> {
         };
         match plane {
             Plane::Normals => {
-                for (o, v) in out.chunks_exact_mut(3).zip(normals) {
-                    for (o, c) in o.iter_mut().zip([v[0], v[2], v[1]]) {
-                        *o = round_to_byte((c * 0.5 + 0.5) * 255.0);
-                    }
+                // Every component in one flat loop (vectorised), then each post's y and z
+                // swapped into the map's x, z, y order.
+                for (o, &c) in out.iter_mut().zip(normals.as_flattened()) {
+                    *o = round_to_byte((c * 0.5 + 0.5) * 255.0);
+                }
+                for o in out.chunks_exact_mut(3) {
+                    o.swap(1, 2);
                 }
             }
             Plane::ShaderId => f32s(out, &mut results.iter().map(|r| r.shader.max(0) as f32)),
@@ -223,9 +226,7 @@ impl PostRun<'_, '_> {
             Plane::Environment => f32s(out, &mut results.iter().map(|r| r.environment.max(0) as f32)),
             Plane::Color => {
                 for (o, r) in out.chunks_exact_mut(3).zip(results) {
-                    for (o, c) in o.iter_mut().zip(r.color) {
-                        *o = round_to_byte(c.clamp(0.0, 1.0) * 255.0);
-                    }
+                    o.copy_from_slice(&r.color.map(|c| round_to_byte(c.clamp(0.0, 1.0) * 255.0)));
                 }
             }
             Plane::Exclude => mask(out, &mut results.iter().map(|r| r.excluded)),
