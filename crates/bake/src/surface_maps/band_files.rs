@@ -13,7 +13,7 @@
 //! everything before it).
 //!
 //! Why compressed: the ids, masks and splat weights repeat over large areas, so a full 2 m
-//! planet's checkpoints shrink from 76 to about 13 bytes a post (5.1 GB → 0.87 GB on disk and in
+//! planet's checkpoints shrink from 76 to about 13 bytes a post (5.1 GB → 0.86 GB on disk and in
 //! the page cache), and writing them was the surface stage's largest single cost.
 
 use std::io;
@@ -137,7 +137,7 @@ pub fn chunk_blocks(planes: &[Plane], splat_families: usize) -> impl Iterator<It
 /// the two page copies (write, read back) of a byte stored, so LZ4 pays where it saves most of
 /// a block (ids, flora probabilities: 4 bytes a post to about 0.6); on the noisy planes
 /// (normals, colour, shaded preview, which it shrank by 0–27 %) it spent a third of the
-/// encoder's LZ4 time to save 1.3 bytes a post (docs/src/performance.md).
+/// encoder's LZ4 time to save 1.2 bytes a post (docs/src/performance.md).
 pub fn pack_block(raw: &[u8], unit: usize, out: &mut Vec<u8>) -> u64 {
     let start = out.len();
     // The values as fixed-size arrays, so that comparing them is a compare, not a call.
