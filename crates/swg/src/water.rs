@@ -160,12 +160,12 @@ impl WaterTables {
         let mut best = self.global;
         for lw in &self.local {
             if boundary_influence(&lw.boundary, &self.points, x, z) > 0.0 {
-                best = Some(best.map_or(lw.height, |b| b.max(lw.height)));
+                best = highest(best, lw.height);
             }
         }
         for line in &self.lines {
             if let Some(h) = line.height_at(x, z) {
-                best = Some(best.map_or(h, |b| b.max(h)));
+                best = highest(best, h);
             }
         }
         best
@@ -182,7 +182,7 @@ impl WaterTables {
             let lanes = boundary_span(&lw.boundary, xs, z);
             for (best, &x) in out[lanes.clone()].iter_mut().zip(&xs[lanes]) {
                 if boundary_influence(&lw.boundary, &self.points, x, z) > 0.0 {
-                    *best = Some(best.map_or(lw.height, |b| b.max(lw.height)));
+                    *best = highest(*best, lw.height);
                 }
             }
         }
@@ -201,7 +201,7 @@ impl WaterTables {
             };
             for (best, &x) in out[lo..hi].iter_mut().zip(&xs[lo..hi]) {
                 if let Some(h) = line.height_at(x, z) {
-                    *best = Some(best.map_or(h, |b| b.max(h)));
+                    *best = highest(*best, h);
                 }
             }
         }
@@ -222,6 +222,12 @@ mod line_tests {
         assert!(WaterLine::new(vec![[0.0, 0.0, 1.0]], 5.0, 0).is_none(), "one point is no line");
         assert!(WaterLine::new(vec![[0.0, 0.0, 1.0], [1.0, 0.0, 1.0]], 0.0, 0).is_none(), "no width");
     }
+}
+
+/// The water surface over a post that `best` (the tables so far) and a table of height `h`
+/// cover: the highest wins (the PSWG reading, module docs).
+fn highest(best: Option<f32>, h: f32) -> Option<f32> {
+    Some(best.map_or(h, |b| b.max(h)))
 }
 
 #[cfg(test)]
