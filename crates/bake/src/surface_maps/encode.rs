@@ -8,7 +8,13 @@ impl SurfaceMapsJob {
     /// The band checkpoint's bytes: every plane's blocks, the probabilities and the meta. The
     /// band's threads take a chunk of rows each, encode its planes ([`BandValues::encode_rows`])
     /// and compress them ([`pack_block`]).
-    pub(super) fn encode_band(&self, set: &BandSet, (r0, band_rows): (u32, u32), band: &BandValues, probabilities: Option<&[ClassProbabilities]>) -> Vec<u8> {
+    pub(super) fn encode_band(
+        &self,
+        set: &BandSet,
+        (r0, band_rows): (u32, u32),
+        band: &BandValues,
+        probabilities: Option<&[ClassProbabilities]>,
+    ) -> EncodedBand {
         let cols = band.cols;
         let rows = (band.results.len() / cols.max(1)) as u32;
         let mut colors: Vec<(i32, [u8; 3])> = self.terrain.generator.shader_families.families().iter().map(|f| (f.id, f.color)).collect();
@@ -28,7 +34,7 @@ impl SurfaceMapsJob {
             Vec::new()
         };
         let chunks: Vec<(u32, u32)> = band_chunks(rows).collect();
-        let encoded: Vec<(Vec<u8>, Vec<u64>, BandFigures)> = chunks
+        let encoded: Vec<(Vec<u8>, Vec<u64>, BandFigures, BlockValues)> = chunks
             .par_iter()
             .map(|&(c0, crows)| {
                 let posts = c0 as usize * cols..(c0 + crows) as usize * cols;
@@ -36,16 +42,18 @@ impl SurfaceMapsJob {
                 let mut packed = Vec::new();
                 let blocks =
                     raw.iter().zip(chunk_blocks(planes, splat_families.len())).map(|(values, plane)| pack_block(values, plane.bytes(), &mut packed)).collect();
-                (packed, blocks, BandFigures::of(&band.results[posts]))
+                (packed, blocks, BandFigures::of(&band.results[posts]), raw)
             })
             .collect();
         let mut body = Vec::with_capacity(encoded.iter().map(|e| e.0.len()).sum());
         let mut meta = BandMeta { bake: set.bake.hex(), place: (r0, band_rows), ..Default::default() };
         let mut figures = BandFigures::default();
-        for (packed, blocks, chunk_figures) in encoded {
+        let mut values = Vec::with_capacity(encoded.iter().map(|e| e.3.len()).sum());
+        for (packed, blocks, chunk_figures, raw) in encoded {
             body.extend_from_slice(&packed);
             meta.blocks.extend(blocks);
             figures = BandFigures::merge(figures, chunk_figures);
+            values.extend(raw);
         }
         meta.splat_families = splat_families;
         for &plane in planes {
@@ -76,8 +84,16 @@ impl SurfaceMapsJob {
                 meta.probability_offsets[class] = (counts_at, entries_at);
             }
         }
-        band_file_bytes(body, &meta)
+        EncodedBand { file: band_file_bytes(body, &meta), meta, values }
     }
+}
+
+/// A band as [`SurfaceMapsJob::encode_band`] encoded it: its checkpoint's bytes, and the values
+/// of its blocks that the writers read while [`BandSet::hold`] keeps them.
+pub(super) struct EncodedBand {
+    pub(super) file: Vec<u8>,
+    pub(super) meta: BandMeta,
+    pub(super) values: BlockValues,
 }
 
 /// One band's evaluated values, for [`BandValues::encode_rows`].
@@ -102,7 +118,7 @@ const ENCODE_RUN: usize = 1024;
 impl BandValues<'_> {
     /// Every block's bytes of the band's rows `rows` (each plane's, the Splat plane's a family
     /// of `splat_families` at a time): plane by plane over runs of [`ENCODE_RUN`] posts.
-    pub(super) fn encode_rows(&self, planes: &[Plane], rows: std::ops::Range<usize>, colors: &[(i32, [u8; 3])], splat_families: &[i32]) -> Vec<Vec<u8>> {
+    pub(super) fn encode_rows(&self, planes: &[Plane], rows: std::ops::Range<usize>, colors: &[(i32, [u8; 3])], splat_families: &[i32]) -> BlockValues {
         let posts = rows.len() * self.cols;
         let mut raw: Vec<Vec<u8>> = chunk_blocks(planes, splat_families.len()).map(|p| vec![0u8; posts * p.bytes()]).collect();
         for (k, r) in rows.enumerate() {

@@ -63,27 +63,32 @@ impl ByteRows for PreviewRows<'_> {
         3
     }
     fn read_rows(&self, rows: Range<u32>, out: &mut [u8]) -> io::Result<()> {
-        let mut rgb = vec![0u32; out.len()];
-        let mut bytes = vec![0u8; out.len() / 3];
+        let posts = out.len() / 3;
+        // Each channel's sums apart (one multiply-add a post, which vectorises), interleaved
+        // at the end.
+        let mut sums = [vec![0u32; posts], vec![0u32; posts], vec![0u32; posts]];
+        let mut bytes = vec![0u8; posts];
         let cols = self.set.grid.cols as usize;
         for &(family, color) in &self.colored {
             self.set.read_splat_north(family, rows.clone(), &mut bytes)?;
             // Most families weigh nothing on most rows (0 in the bands without them): those
             // rows add nothing and are skipped after a scan of their bytes.
-            for (acc, weights) in rgb.chunks_exact_mut(3 * cols).zip(bytes.chunks_exact(cols)) {
+            for (row, weights) in bytes.chunks_exact(cols).enumerate() {
                 if weights.iter().all(|&w| w == 0) {
                     continue;
                 }
-                for (acc, &w) in acc.chunks_exact_mut(3).zip(weights) {
-                    for (a, c) in acc.iter_mut().zip(color) {
+                for (sums, c) in sums.iter_mut().zip(color) {
+                    for (a, &w) in sums[row * cols..(row + 1) * cols].iter_mut().zip(weights) {
                         *a += u32::from(c) * u32::from(w);
                     }
                 }
             }
         }
-        for (o, v) in out.iter_mut().zip(rgb) {
-            // Rounded; the bytes sum to at most 255, so the result stays ≤ 255.
-            *o = ((v + 127) / 255) as u8;
+        for (k, px) in out.chunks_exact_mut(3).enumerate() {
+            for (o, sums) in px.iter_mut().zip(&sums) {
+                // Rounded; the bytes sum to at most 255, so the result stays ≤ 255.
+                *o = ((sums[k] + 127) / 255) as u8;
+            }
         }
         Ok(())
     }

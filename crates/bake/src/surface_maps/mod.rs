@@ -7,10 +7,11 @@
 //! heights and 1-post apron are read from the height checkpoints, its normals and surface
 //! passes are evaluated (on the GPU with `trnbake_gpu::surface_pass`, else on the CPU with
 //! `trnbake_swg::surface::grid`), and the per-post values every map needs are written to a
-//! band checkpoint (`band_files`), from which the map writers — one thread each — encode
-//! their rows as soon as the band is finished. Memory is bounded by a band, whatever the grid;
-//! a killed bake resumes with the bands it has. The maps that need a figure of the whole grid
-//! (the splat channels, the flora legends and density ranges, the per-family flora maps, the
+//! band checkpoint (`band_files`); the map writers — one thread each — encode their rows as
+//! soon as the band is finished, from its values still held in memory (the last few bands),
+//! else from its checkpoint. Memory is bounded by a few bands, whatever the grid; a killed
+//! bake resumes with the bands it has. The maps that need a figure of the whole grid (the
+//! splat channels, the flora legends and density ranges, the per-family flora maps, the
 //! scatter) are written from the band checkpoints once every band is finished.
 
 //!
@@ -29,6 +30,7 @@ mod sources;
 mod stage;
 mod writers;
 
+pub use band_files::BandReads;
 pub(crate) use band_files::{BandLayout, Plane};
 use encode::*;
 pub use encode::{hillshade, round_to_byte, splat_bytes, splat_bytes_into};
@@ -39,7 +41,9 @@ use sources::*;
 use crate::folder::write_json;
 use crate::store::{Checkpoint, CheckpointSource, Fingerprint, CHECKPOINT_DIR};
 use crate::Shard;
-use band_files::{band_chunks, band_file_bytes, chunk_blocks, largest_remainder_bytes, pack_block, read_meta, BandMeta, BandSet, PREVIEW_COLOURED};
+use band_files::{
+    band_chunks, band_file_bytes, chunk_blocks, largest_remainder_bytes, pack_block, read_meta, BandMeta, BandSet, BlockValues, PREVIEW_COLOURED,
+};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io;
@@ -129,6 +133,8 @@ pub struct SurfaceTiming {
     pub checkpoint_write_seconds: f64,
     /// From the last band to the last map written (the writers that need the whole grid).
     pub writing_after_compute_seconds: f64,
+    /// Chunk blocks the map writers read from the bands held in memory, and from band files.
+    pub band_reads: BandReads,
     pub total_seconds: f64,
     /// Surface posts per second over the whole stage.
     pub posts_per_second: f64,

@@ -65,29 +65,33 @@ impl SurfaceMapsJob {
             // turn); the band before that is written on a thread of its own. Memory stays
             // bounded by a few bands.
             let encode_beside = gpu.is_some();
-            let (to_checkpoint, checkpoint_queue) = std::sync::mpsc::sync_channel::<(usize, Vec<u8>)>(1);
+            let (to_checkpoint, checkpoint_queue) = std::sync::mpsc::sync_channel::<(usize, EncodedBand)>(1);
             let (to_encoder, encoder_queue) = std::sync::mpsc::sync_channel::<(usize, ComputedBand)>(0);
             let (bands, progress_ref) = (&bands, &progress);
             let checkpoints = scope.spawn(move || -> crate::Result<f64> {
                 let mut seconds = 0.0;
-                for (k, bytes) in checkpoint_queue {
+                for (k, band) in checkpoint_queue {
                     let t = Instant::now();
                     let (r0, rows) = bands[k];
                     let path = set.path(r0, rows);
-                    trnbake_raster::fsutil::write_renamed(&path, &bytes).map_err(crate::error::writing(&path))?;
-                    drop(bytes);
+                    trnbake_raster::fsutil::write_renamed(&path, &band.file).map_err(crate::error::writing(&path))?;
+                    // The writers read the band's values from memory while it is among the
+                    // last two (no read and decode of the file just written).
+                    if writes_maps {
+                        set.hold(r0, rows, &band.meta, band.values);
+                    }
                     set.done(k);
                     progress_ref.inc(u64::from(rows) * u64::from(grid.cols));
                     seconds += t.elapsed().as_secs_f64();
                 }
                 Ok(seconds)
             });
-            let encode = move |k: usize, band: ComputedBand, to_checkpoint: &std::sync::mpsc::SyncSender<(usize, Vec<u8>)>| -> (f64, bool) {
+            let encode = move |k: usize, band: ComputedBand, to_checkpoint: &std::sync::mpsc::SyncSender<(usize, EncodedBand)>| -> (f64, bool) {
                 let t = Instant::now();
-                let bytes = self.encode_band(set, bands[k], &band.values(&grid, self.spawn), band.probabilities.as_deref());
+                let encoded = self.encode_band(set, bands[k], &band.values(&grid, self.spawn), band.probabilities.as_deref());
                 drop(band);
                 // A closed queue: the checkpoint thread stopped on an error, reported below.
-                (t.elapsed().as_secs_f64(), to_checkpoint.send((k, bytes)).is_ok())
+                (t.elapsed().as_secs_f64(), to_checkpoint.send((k, encoded)).is_ok())
             };
             let encoder = encode_beside.then(|| {
                 let to_checkpoint = to_checkpoint.clone();
@@ -159,6 +163,7 @@ impl SurfaceMapsJob {
                 }
             }
             timing.writing_after_compute_seconds = t_tail.elapsed().as_secs_f64();
+            timing.band_reads = set.reads();
             computed.map(|()| out)
         });
         progress.finish();

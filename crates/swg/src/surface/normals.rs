@@ -184,8 +184,15 @@ unsafe fn quad_faces<L: Lanes>(lo: &[f32], hi: &[f32], spacing: f32, first_even:
         let second = face_lanes::<L>((L::select(even, s, zero), L::sub(ne, a), s), (L::select(even, zero, minus_s), L::sub(nw, a), s), minus_one);
         let m = (quads - q).min(w);
         for (plane, v) in first.into_iter().chain(second).enumerate() {
-            let v = L::to_arr(v);
-            faces[plane * quads + q..plane * quads + q + m].copy_from_slice(&v.as_ref()[..m]);
+            let at = plane * quads + q;
+            if m == w {
+                // A whole vector: one store (a copy of `m` lanes is a call to memcpy, 1.5 of
+                // them a post, ≈ 0.6 % of an every-map bake's instructions).
+                assert!(at + w <= faces.len());
+                L::store(faces.as_mut_ptr().add(at), v);
+            } else {
+                faces[at..at + m].copy_from_slice(&L::to_arr(v).as_ref()[..m]);
+            }
         }
         q += w;
     }
