@@ -5,9 +5,9 @@ use super::*;
 use trnbake_swg::rounding::round_clamped;
 
 impl SurfaceMapsJob {
-    /// The band checkpoint's bytes: every plane's blocks, the probabilities and the meta. The
-    /// band's threads take a chunk of rows each, encode its planes ([`BandValues::encode_rows`])
-    /// and compress them ([`pack_block`]).
+    /// The band checkpoint's bytes (every plane's blocks, the probabilities and the meta) and
+    /// the blocks' values as the writers read them. The band's threads take a chunk of rows
+    /// each, encode its planes ([`BandValues::encode_rows`]) and compress them ([`pack_block`]).
     pub(super) fn encode_band(
         &self,
         set: &BandSet,

@@ -8,7 +8,7 @@
 //! passes are evaluated (on the GPU with `trnbake_gpu::surface_pass`, else on the CPU with
 //! `trnbake_swg::surface::grid`), and the per-post values every map needs are written to a
 //! band checkpoint (`band_files`); the map writers — one thread each — encode their rows as
-//! soon as the band is finished, from its values still held in memory (the last few bands),
+//! soon as the band is finished, from its values still held in memory (the last two bands),
 //! else from its checkpoint. Memory is bounded by a few bands, whatever the grid; a killed
 //! bake resumes with the bands it has. The maps that need a figure of the whole grid (the
 //! splat channels, the flora legends and density ranges, the per-family flora maps, the

@@ -818,15 +818,30 @@ fn encode_block<'a>(
     }
     match opts.compression {
         Compression::None => Ok(std::mem::take(scratch)),
-        Compression::Deflate => {
-            let level = flate2::Compression::new(opts.deflate_level);
-            let mut z = flate2::write::ZlibEncoder::new(Vec::with_capacity(scratch.len() / 2 + 64), level);
-            z.write_all(scratch)?;
-            z.finish()
-        }
+        Compression::Deflate => zlib_compress(scratch, opts.deflate_level),
         Compression::Zstd => zstd_compress(scratch, opts.zstd_level),
         Compression::Lzw => weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8).encode(scratch).map_err(io::Error::other),
     }
+}
+
+/// A zlib stream of `data` at `level`. The encoder is kept per thread and reset between
+/// blocks (zlib's `deflateReset`: the same bytes as a fresh one), since a fresh one allocates
+/// and clears ~300 KB, as much as a block's data.
+fn zlib_compress(data: &[u8], level: u32) -> io::Result<Vec<u8>> {
+    use flate2::write::ZlibEncoder;
+    use std::cell::RefCell;
+    thread_local! {
+        static ENCODER: RefCell<Option<(u32, ZlibEncoder<Vec<u8>>)>> = const { RefCell::new(None) };
+    }
+    // Taken out while in use: an encoder that failed midway is dropped, not reused.
+    let kept = ENCODER.with_borrow_mut(Option::take).filter(|(l, _)| *l == level);
+    let mut z = kept.map_or_else(|| ZlibEncoder::new(Vec::new(), flate2::Compression::new(level)), |(_, z)| z);
+    z.get_mut().reserve(data.len() / 2 + 64);
+    z.write_all(data)?;
+    // Finishes the stream, returns its bytes and starts the next one (into an empty buffer).
+    let out = z.reset(Vec::new())?;
+    ENCODER.with_borrow_mut(|slot| *slot = Some((level, z)));
+    Ok(out)
 }
 
 /// One Zstandard frame with its content checksum (XXH64), so a reader (trnbake's, libzstd's)
@@ -1093,6 +1108,20 @@ fn fmt_f64(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The encoder kept from the block before (reset) writes the bytes of a fresh one.
+    #[test]
+    fn a_kept_zlib_encoder_compresses_as_a_fresh_one() {
+        let block = |seed: u32| -> Vec<u8> { (0..200_000u32).map(|i| ((i / 5) ^ (i.wrapping_mul(seed) >> 12)) as u8).collect() };
+        for level in [1, 6, 6, 1] {
+            let (first, second) = (block(2_654_435_761), block(40_503));
+            zlib_compress(&first, level).unwrap();
+            let kept = zlib_compress(&second, level).unwrap();
+            let mut fresh = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(level));
+            fresh.write_all(&second).unwrap();
+            assert_eq!(kept, fresh.finish().unwrap(), "level {level}");
+        }
+    }
 
     /// Inverse of [`float_predict_row`] (what libtiff's `fpAcc` does).
     fn float_unpredict_row(src: &mut [u8]) -> Vec<f32> {
