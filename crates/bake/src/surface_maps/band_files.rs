@@ -155,22 +155,20 @@ pub fn pack_block(raw: &[u8], unit: usize, out: &mut Vec<u8>) -> u64 {
     };
     let kind = if runs {
         BlockKind::Runs
-    } else if raw.len() >= 4 * LZ4_PROBE && !lz4_shrinks(&raw[..LZ4_PROBE], out, start) {
+    } else if raw.len() >= 4 * LZ4_PROBE && with_lz4(&raw[..LZ4_PROBE], |packed| packed.len() * 3 > LZ4_PROBE * 2) {
+        // The probe did not shrink by a third.
         out.extend_from_slice(raw);
         BlockKind::Stored
     } else {
-        out.resize(start + lz4_flex::block::get_maximum_output_size(raw.len()), 0);
-        match lz4_flex::block::compress_into(raw, &mut out[start..]) {
-            Ok(n) if n * 4 <= raw.len() * 3 => {
-                out.truncate(start + n);
+        with_lz4(raw, |packed| {
+            if packed.len() * 4 <= raw.len() * 3 {
+                out.extend_from_slice(packed);
                 BlockKind::Lz4
-            }
-            _ => {
-                out.truncate(start);
+            } else {
                 out.extend_from_slice(raw);
                 BlockKind::Stored
             }
-        }
+        })
     };
     4 * (out.len() - start) as u64 + kind as u64
 }
@@ -178,13 +176,25 @@ pub fn pack_block(raw: &[u8], unit: usize, out: &mut Vec<u8>) -> u64 {
 /// Bytes of a block [`pack_block`] tries LZ4 on first.
 const LZ4_PROBE: usize = 16 * 1024;
 
-/// Whether LZ4 saves at least a third of `probe` (compressed into `out` past `start`, which
-/// is left as it was).
-fn lz4_shrinks(probe: &[u8], out: &mut Vec<u8>, start: usize) -> bool {
-    out.resize(start + lz4_flex::block::get_maximum_output_size(probe.len()), 0);
-    let n = lz4_flex::block::compress_into(probe, &mut out[start..]).unwrap_or(probe.len());
-    out.truncate(start);
-    n * 3 <= probe.len() * 2
+/// `then(the LZ4 block of raw)`, compressed into a buffer the thread keeps: zeroing room
+/// for the worst case before each block (the output must be initialised) cost a sixth of
+/// LZ4's own instructions (docs/src/performance.md).
+fn with_lz4<R>(raw: &[u8], then: impl FnOnce(&[u8]) -> R) -> R {
+    thread_local! {
+        static PACKED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    PACKED.with_borrow_mut(|packed| {
+        let room = lz4_flex::block::get_maximum_output_size(raw.len());
+        if packed.len() < room {
+            packed.resize(room, 0);
+        }
+        // `compress_into` fails only on too little room, which `room` rules out; a failure
+        // reads as a block that did not shrink.
+        match lz4_flex::block::compress_into(raw, &mut packed[..room]) {
+            Ok(n) => then(&packed[..n]),
+            Err(_) => then(raw),
+        }
+    })
 }
 
 /// Append `raw` to `out` as (count, value) runs if they take at most a sixteenth of it.

@@ -59,7 +59,41 @@ pub struct RoadHit {
 /// fewer than two control points). Shared by the height model and the shader parts of roads,
 /// rivers and ribbons.
 pub fn road_hit(plan: &BakePlan, r: &RoadRecord, x: f32, z: f32) -> Option<RoadHit> {
-    let pts = &plan.points[r.point_start as usize..(r.point_start + r.point_count) as usize];
+    road_hit_among(plan, r, 0..road_points(plan, r).len().saturating_sub(1), x, z)
+}
+
+/// The control points of road `r`.
+fn road_points<'p>(plan: &'p BakePlan, r: &RoadRecord) -> &'p [[f32; 2]] {
+    &plan.points[r.point_start as usize..(r.point_start + r.point_count) as usize]
+}
+
+/// How far from a segment's bounding box (along an axis) a point can still be nearest to it
+/// within half the road's width ([`road_hit`]'s step 1).
+fn road_reach(r: &RoadRecord) -> f32 {
+    r.half_width * 1.001 + 1.0
+}
+
+/// The control segments of road `r` (ascending) whose bounding boxes are within reach of
+/// some post of a row at `z` from x = `x0` to `x1` (into `out`, cleared first): the only
+/// ones [`road_hit`] measures at those posts, found once for the row
+/// ([`road_hit_among`] then gives the same hits, bit for bit).
+pub fn road_segments_near(plan: &BakePlan, r: &RoadRecord, (x0, x1): (f32, f32), z: f32, out: &mut Vec<u32>) {
+    out.clear();
+    let pts = road_points(plan, r);
+    let reach = road_reach(r);
+    for s in 0..pts.len().saturating_sub(1) {
+        let (a, b) = (pts[s], pts[s + 1]);
+        // What `road_hit_among` tests a post with, at the row's nearest post on each side.
+        if !(x0 - a[0].max(b[0]) > reach || a[0].min(b[0]) - x1 > reach || z - a[1].max(b[1]) > reach || a[1].min(b[1]) - z > reach) {
+            out.push(s as u32);
+        }
+    }
+}
+
+/// [`road_hit`] measuring only `segments` (ascending; those left out must be out of reach
+/// of (x, z), as [`road_segments_near`]'s are).
+pub fn road_hit_among(plan: &BakePlan, r: &RoadRecord, segments: impl Iterator<Item = usize>, x: f32, z: f32) -> Option<RoadHit> {
+    let pts = road_points(plan, r);
     if pts.len() < 2 {
         return None;
     }
@@ -70,11 +104,11 @@ pub fn road_hit(plan: &BakePlan, r: &RoadRecord, x: f32, z: f32) -> Option<RoadH
     // hit) nor tie with it; the result is the same bit for bit, and a point far from the road
     // (most of the map, for a road on a layer without a boundary) costs a few compares a
     // segment.
-    let reach = r.half_width * 1.001 + 1.0;
+    let reach = road_reach(r);
     let mut best_d2 = f32::MAX;
     let mut best_seg = 0usize;
     let mut best_t = 0.0f32;
-    for s in 0..pts.len() - 1 {
+    for s in segments {
         let (a, b) = (pts[s], pts[s + 1]);
         if x - a[0].max(b[0]) > reach || a[0].min(b[0]) - x > reach || z - a[1].max(b[1]) > reach || a[1].min(b[1]) - z > reach {
             continue;
@@ -100,7 +134,18 @@ pub fn road_hit(plan: &BakePlan, r: &RoadRecord, x: f32, z: f32) -> Option<RoadH
 /// polyline, the profile height of the nearest segment's HDTA samples (or the fixed heights),
 /// a feathered blend within half the width.
 pub fn height_road(plan: &BakePlan, r: &RoadRecord, h: f32, t: f32, x: f32, z: f32) -> f32 {
-    let Some(hit) = road_hit(plan, r, x, z) else { return h };
+    height_road_at(plan, r, road_hit(plan, r, x, z), h, t, x, z)
+}
+
+/// [`height_road`] measuring only `segments` of the road ([`road_hit_among`]).
+pub fn height_road_among(plan: &BakePlan, r: &RoadRecord, segments: impl Iterator<Item = usize>, h: f32, t: f32, x: f32, z: f32) -> f32 {
+    height_road_at(plan, r, road_hit_among(plan, r, segments, x, z), h, t, x, z)
+}
+
+/// [`height_road`] at a point where the road's hit is `hit`.
+#[inline(always)]
+fn height_road_at(plan: &BakePlan, r: &RoadRecord, hit: Option<RoadHit>, h: f32, t: f32, x: f32, z: f32) -> f32 {
+    let Some(hit) = hit else { return h };
     let (best_seg, best_t) = (hit.segment, hit.t);
     // 2. Road height at the projection.
     let road_h = if r.fixed_heights != 0 {
@@ -153,7 +198,8 @@ mod tests {
 
     /// `road_hit` skips the segments whose bounding box is out of reach; the hit is the one of
     /// every segment's distance, bit for bit, at points near and far from winding roads of
-    /// several widths (at the rim of half the width above all).
+    /// several widths (at the rim of half the width above all). So is the hit among the
+    /// segments `road_segments_near` finds for a span of a row around the point.
     #[test]
     fn road_hits_skip_only_segments_out_of_reach() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
@@ -180,7 +226,8 @@ mod tests {
                 weight: if d <= (1.0 - a) * hw { 1.0 } else { feather(r.feather_type, ((hw - d) / (a * hw)).clamp(0.0, 1.0)) },
             })
         };
-        let (mut hits, mut misses) = (0, 0);
+        let (mut hits, mut misses, mut narrowed) = (0, 0, 0);
+        let mut near = Vec::new();
         for half_width in [0.5f32, 4.0, 12.5, 60.0] {
             let mut plan = BakePlan::default();
             let mut p = [next() * 16000.0 - 8000.0, next() * 16000.0 - 8000.0];
@@ -202,6 +249,12 @@ mod tests {
                 let (x, z) = (c[0] + r * angle.cos(), c[1] + r * angle.sin());
                 let want = every_segment(&plan, &road, x, z);
                 assert_eq!(road_hit(&plan, &road, x, z), want, "({x}, {z}), half width {half_width}");
+                // A row's segments near a span of posts around this one hit it the same.
+                let (west, east) = (next() * 300.0, next() * 300.0);
+                road_segments_near(&plan, &road, (x - west, x + east), z, &mut near);
+                let among = road_hit_among(&plan, &road, near.iter().map(|&s| s as usize), x, z);
+                assert_eq!(among, want, "({x}, {z}) among {near:?}, half width {half_width}");
+                narrowed += usize::from(near.len() < 39);
                 if want.is_some() {
                     hits += 1;
                 } else {
@@ -210,6 +263,7 @@ mod tests {
             }
         }
         assert!(hits > 20_000 && misses > 20_000, "{hits} hits, {misses} misses");
+        assert!(narrowed > 60_000, "the rows' segment lists left out segments {narrowed} times");
     }
 
     #[test]

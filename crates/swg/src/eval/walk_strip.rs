@@ -8,7 +8,7 @@
 //! filters, affectors and subtree there; here its lanes are masked instead (its child
 //! amount is set to 0, and nothing in a subtree has a side effect unless T > 0).
 
-use super::affector::{apply_height_affector, height_operation};
+use super::affector::{apply_height_affector, height_operation, height_road_among, road_segments_near};
 use super::boundary::{boundary_influence, boundary_span};
 use super::feather::feather;
 use super::filter::filter_value_height_pass;
@@ -16,8 +16,8 @@ use super::row_ops;
 use crate::lanes::Lanes;
 use crate::noise::RowFractals;
 use crate::plan::{
-    moves_height, AffectorRecord, BakePlan, BoundaryRecord, FilterRecord, TileList, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, BOUNDARY_CIRCLE,
-    BOUNDARY_RECTANGLE, FILTER_FRACTAL, FILTER_HEIGHT, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH,
+    moves_height, AffectorRecord, BakePlan, BoundaryRecord, FilterRecord, TileList, AFFECTOR_HEIGHT_CONSTANT, AFFECTOR_HEIGHT_FRACTAL, AFFECTOR_ROAD,
+    BOUNDARY_CIRCLE, BOUNDARY_RECTANGLE, FILTER_FRACTAL, FILTER_HEIGHT, LAYER_INVERT_BOUNDARIES, LAYER_INVERT_FILTERS, LAYER_NEEDS_EXTENT, MAX_DEPTH,
 };
 
 /// Scratch space for [`height_row`], reused across rows.
@@ -553,6 +553,25 @@ pub(crate) unsafe fn height_affector_lanes<L: Lanes>(
         }
         AFFECTOR_HEIGHT_CONSTANT => {
             operation_lanes::<L>(a.operation, Operand::Constant(a.value), &t[range.clone()], &mut out[range]);
+        }
+        AFFECTOR_ROAD if (a.index as usize) < plan.roads.len() && !range.is_empty() => {
+            // The road's segments near the row's lanes, found once (`road_segments_near`):
+            // most rows are near few of a long road's segments, or none.
+            let road = &plan.roads[a.index as usize];
+            thread_local! {
+                static NEAR: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+            }
+            NEAR.with_borrow_mut(|near| {
+                road_segments_near(plan, road, (xs[range.start], xs[range.end - 1]), z, near);
+                if near.is_empty() {
+                    return;
+                }
+                for l in range {
+                    if t[l] > 0.0 {
+                        out[l] = height_road_among(plan, road, near.iter().map(|&s| s as usize), out[l], t[l], xs[l], z);
+                    }
+                }
+            });
         }
         // The surface affectors of a surface plan's walk (the slope traces) leave it as it is.
         kind if !moves_height(kind) => {}

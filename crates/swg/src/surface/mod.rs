@@ -10,7 +10,7 @@ pub mod smap;
 pub mod supersample;
 mod walk_strip;
 
-use crate::eval::affector::{height_operation, road_hit};
+use crate::eval::affector::{height_operation, road_hit, road_hit_among, road_segments_near, RoadHit};
 use crate::eval::feather::feathered_range;
 use crate::eval::filter::filter_value_height_pass;
 use crate::eval::{walk_point, PassState};
@@ -506,12 +506,8 @@ fn apply_later(
             // (river bank's, ribbon's) shader family with the shader feather; a river's
             // bottom family inside half its water width.
             let Some(road) = plan.roads.get(a.index as usize) else { return };
-            let Some(hit) = road_hit(plan, road, x, z) else { return };
-            let w = hit.weight * t;
-            if w > 0.0 {
-                let family = if a._pad != 0 && hit.distance <= a.value { a._pad as i32 } else { a.operation };
-                r.shader.family = family;
-                r.shader.over(family, w);
+            if let Some(hit) = road_hit(plan, road, x, z) {
+                apply_road_shader(r, a, &hit, t);
             }
         }
         AFFECTOR_EXCLUDE => r.excluded = true,
@@ -521,6 +517,17 @@ fn apply_later(
             }
         }
         _ => {}
+    }
+}
+
+/// A road shader affector `a` (swg-trn §5.12 step 5) at a post its road hits (`hit`) with
+/// amount `t`.
+fn apply_road_shader(r: &mut SurfaceResult, a: &AffectorRecord, hit: &RoadHit, t: f32) {
+    let w = hit.weight * t;
+    if w > 0.0 {
+        let family = if a._pad != 0 && hit.distance <= a.value { a._pad as i32 } else { a.operation };
+        r.shader.family = family;
+        r.shader.over(family, w);
     }
 }
 
@@ -804,6 +811,26 @@ fn surface_lanes<const KIND: u32, const OPERATION: i32>(lanes: &LiveLanes, a: &A
     debug_assert!(kind == a.kind && operation == a.operation);
     let a = AffectorRecord { kind, operation, ..*a };
     let LiveLanes { plan, opts, live, t, xs, z, ground, ramp } = *lanes;
+    if kind == AFFECTOR_ROAD_SHADER {
+        // The road's segments near the row, found once: most rows of a long road are near
+        // few of them, or none (then no lane is hit).
+        let (Some(road), Some(&first), Some(&last)) = (plan.roads.get(a.index as usize), live.first(), live.last()) else { return };
+        thread_local! {
+            static NEAR: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        return NEAR.with_borrow_mut(|near| {
+            road_segments_near(plan, road, (xs[first as usize], xs[last as usize]), z, near);
+            if near.is_empty() {
+                return;
+            }
+            for &l in live {
+                let l = l as usize;
+                if let Some(hit) = road_hit_among(plan, road, near.iter().map(|&s| s as usize), xs[l], z) {
+                    apply_road_shader(&mut results[l], &a, &hit, t[l]);
+                }
+            }
+        });
+    }
     for &l in live {
         let l = l as usize;
         apply_tree_surface(plan, opts, ground[l].height, &mut results[l], &a, t[l], xs[l], z, ramp.map(|r| r[l]));

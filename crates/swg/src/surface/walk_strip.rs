@@ -42,8 +42,8 @@ impl SlopeRows<'_> {
         let slot = (plan.layers[layer].slope_rank as usize).max(1) - 1;
         let ring = |slot: usize, dz: usize| &self.rows[dz][slot * self.width + lanes.start..slot * self.width + lanes.end + 2];
         if let Some((last, done)) = &self.last {
-            // Bit patterns, so NaN heights compare equal to themselves.
-            let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+            // Bit patterns (one memory compare), so NaN heights compare equal to themselves.
+            let same = |a: &[f32], b: &[f32]| bytemuck::cast_slice::<f32, u32>(a) == bytemuck::cast_slice::<f32, u32>(b);
             if done.start <= lanes.start && lanes.end <= done.end {
                 if *last == slot {
                     return;
