@@ -90,6 +90,18 @@ pub fn road_segments_near(plan: &BakePlan, r: &RoadRecord, (x0, x1): (f32, f32),
     }
 }
 
+/// `then(the segments of road r near a row's span of posts)` ([`road_segments_near`]), in a
+/// list the thread keeps (the row walks ask once a row and road).
+pub fn with_road_segments_near<R>(plan: &BakePlan, r: &RoadRecord, span: (f32, f32), z: f32, then: impl FnOnce(&[u32]) -> R) -> R {
+    thread_local! {
+        static NEAR: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    NEAR.with_borrow_mut(|near| {
+        road_segments_near(plan, r, span, z, near);
+        then(near)
+    })
+}
+
 /// [`road_hit`] measuring only `segments` (ascending; those left out must be out of reach
 /// of (x, z), as [`road_segments_near`]'s are).
 pub fn road_hit_among(plan: &BakePlan, r: &RoadRecord, segments: impl Iterator<Item = usize>, x: f32, z: f32) -> Option<RoadHit> {

@@ -8,7 +8,7 @@
 //! filters, affectors and subtree there; here its lanes are masked instead (its child
 //! amount is set to 0, and nothing in a subtree has a side effect unless T > 0).
 
-use super::affector::{apply_height_affector, height_operation, height_road_among, road_segments_near};
+use super::affector::{apply_height_affector, height_operation, height_road_among, with_road_segments_near};
 use super::boundary::{boundary_influence, boundary_span};
 use super::feather::feather;
 use super::filter::filter_value_height_pass;
@@ -558,11 +558,7 @@ pub(crate) unsafe fn height_affector_lanes<L: Lanes>(
             // The road's segments near the row's lanes, found once (`road_segments_near`):
             // most rows are near few of a long road's segments, or none.
             let road = &plan.roads[a.index as usize];
-            thread_local! {
-                static NEAR: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
-            }
-            NEAR.with_borrow_mut(|near| {
-                road_segments_near(plan, road, (xs[range.start], xs[range.end - 1]), z, near);
+            with_road_segments_near(plan, road, (xs[range.start], xs[range.end - 1]), z, |near| {
                 if near.is_empty() {
                     return;
                 }

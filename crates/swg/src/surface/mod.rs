@@ -10,7 +10,7 @@ pub mod smap;
 pub mod supersample;
 mod walk_strip;
 
-use crate::eval::affector::{height_operation, road_hit, road_hit_among, road_segments_near, RoadHit};
+use crate::eval::affector::{height_operation, road_hit, road_hit_among, with_road_segments_near, RoadHit};
 use crate::eval::feather::feathered_range;
 use crate::eval::filter::filter_value_height_pass;
 use crate::eval::{walk_point, PassState};
@@ -815,11 +815,7 @@ fn surface_lanes<const KIND: u32, const OPERATION: i32>(lanes: &LiveLanes, a: &A
         // The road's segments near the row, found once: most rows of a long road are near
         // few of them, or none (then no lane is hit).
         let (Some(road), Some(&first), Some(&last)) = (plan.roads.get(a.index as usize), live.first(), live.last()) else { return };
-        thread_local! {
-            static NEAR: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        return NEAR.with_borrow_mut(|near| {
-            road_segments_near(plan, road, (xs[first as usize], xs[last as usize]), z, near);
+        return with_road_segments_near(plan, road, (xs[first as usize], xs[last as usize]), z, |near| {
             if near.is_empty() {
                 return;
             }
